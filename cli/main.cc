@@ -1,0 +1,66 @@
+// The `layerplan` command: plan, compare and list what the planner knows.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/plan_command.h"
+#include "common/error.h"
+#include "planner/layer_math.h"
+#include "planner/zoo.h"
+#include "topology/gpu_catalog.h"
+
+namespace {
+
+constexpr int kUsageExit = 2;
+
+void list_models() {
+  std::printf("%-14s %8s %14s %12s\n", "model", "layers", "parameters", "GMAC/image");
+  for (const std::string& name : layerplan::zoo_model_names()) {
+    const layerplan::ModelGraph g = layerplan::build_zoo_model(name, 1);
+    std::printf("%-14s %8d %14lld %12.3f\n", name.c_str(), g.size(),
+                static_cast<long long>(layerplan::parameter_count(g)),
+                static_cast<double>(layerplan::forward_macs(g)) / 1e9);
+  }
+}
+
+void list_gpus() {
+  std::printf("%-6s %-22s %10s %10s %10s %10s %8s %12s\n", "name", "model", "FP32 TF/s", "TF32 TF/s", "BF16 TF/s",
+              "mem GB/s", "mem GB", "NVLink GB/s");
+  for (const layerplan::GpuModel& m : layerplan::gpu_catalog()) {
+    std::printf("%-6s %-22s %10.1f %10.1f %10.1f %10.0f %8.0f %12.0f\n", m.name.c_str(), m.full_name.c_str(),
+                m.fp32_flops / 1e12, m.tf32_flops / 1e12, m.bf16_flops / 1e12, m.memory_bandwidth / 1e9,
+                m.memory_bytes / 1e9, m.nvlink_pair_bandwidth / 1e9);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"layerplan: layer-wise parallelism for CNN training on GPU clusters"};
+  app.require_subcommand(1);
+  layerplan::PlanCommandArgs plan_args;
+  CLI::App* plan = layerplan::add_plan_command(app, plan_args);
+  CLI::App* models = app.add_subcommand("models", "List the built-in models");
+  CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsageExit;
+  }
+  try {
+    if (*plan) return layerplan::run_plan_command(plan_args);
+    if (*models) list_models();
+    if (*gpus) list_gpus();
+    return 0;
+  } catch (const layerplan::UsageError& e) {
+    std::cerr << "layerplan: " << e.what() << "\n";
+    return kUsageExit;
+  } catch (const std::exception& e) {
+    std::cerr << "layerplan: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

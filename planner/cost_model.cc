@@ -1,0 +1,148 @@
+#include "planner/cost_model.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "planner/config_space.h"
+#include "planner/layer_math.h"
+
+namespace layerplan {
+
+CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices)
+    : graph_(graph),
+      devices_(devices),
+      send_s_(static_cast<size_t>(devices.device_count())),
+      recv_s_(static_cast<size_t>(devices.device_count())),
+      net_out_(static_cast<size_t>(devices.nodes())),
+      net_in_(static_cast<size_t>(devices.nodes())) {}
+
+double CostModel::roofline(double flops, double bytes, int kernels) const {
+  const Device& d = devices_.device();
+  return std::max(flops / (d.peak_flops * d.compute_efficiency), bytes / d.memory_bandwidth) +
+         kernels * d.kernel_overhead_s;
+}
+
+namespace {
+
+// Kernels launched per pass: none for layers that are views or pure data placement.
+int kernels_per_pass(LayerKind kind) {
+  return kind == LayerKind::kInput || kind == LayerKind::kFlatten ? 0 : 1;
+}
+
+int64_t shard_parameters(const ModelGraph& graph, const Layer& layer, const Degrees& degrees) {
+  const int64_t params = parameter_count(graph, layer);
+  return channel_split_shards_weights(layer.kind) ? params / degrees[1] : params;
+}
+
+}  // namespace
+
+double CostModel::compute_time(const Layer& layer, const Configuration& config) const {
+  if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return 0.0;
+  const double fraction = 1.0 / config.tiles();
+  // Bytes of the slowest tile: the largest input region (halos are clipped at borders).
+  // Required regions are products of per-dimension intervals that depend only on the
+  // tile's index along that dimension, so the largest is the product of the per-dimension
+  // maxima.
+  int64_t widest_input = 0;
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+    int64_t volume = 1;
+    for (int d = 0; d < kNumDims; ++d) {
+      int64_t widest = 0;
+      for (int i = 0; i < config.degrees[d]; ++i) {
+        Box out = Box::whole(layer.output);
+        const int64_t size = layer.output[d] / config.degrees[d];
+        out.dim[static_cast<size_t>(d)] = {i * size, (i + 1) * size};
+        for (int e = 0; e < kNumDims; ++e) {
+          if (e != d) out.dim[static_cast<size_t>(e)].hi = layer.output[e] / config.degrees[e];
+        }
+        widest = std::max(widest, required_input_box(graph_, layer, slot, out).dim[static_cast<size_t>(d)].size());
+      }
+      volume *= widest;
+    }
+    widest_input += volume;
+  }
+  const int64_t out_elements = layer.output.elements() / config.tiles();
+  const auto bytes = static_cast<double>((widest_input + out_elements + shard_parameters(graph_, layer, config.degrees)) *
+                              kBytesPerElement);
+  const int kernels = kernels_per_pass(layer.kind);
+  const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels);
+  // Backward reads the output gradient, input and weights and writes input and weight gradients.
+  const double bwd = roofline(backward_flops(graph_, layer) * fraction, 2.0 * bytes, kernels);
+  return fwd + bwd;
+}
+
+SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const {
+  const int64_t shard = shard_parameters(graph_, layer, config.degrees);
+  const int shards = channel_split_shards_weights(layer.kind) ? config.degrees[1] : 1;
+  const int replicas = config.tiles() / shards;
+  SyncCost cost;
+  if (shard == 0 || replicas == 1) return cost;
+  // Replica group of shard s: the tiles whose channel coordinate is s, in tile order.
+  std::vector<std::vector<int>> groups(static_cast<size_t>(shards));
+  for (int t = 0; t < config.tiles(); ++t) {
+    groups[static_cast<size_t>(tile_coords(config.degrees, t)[1] % shards)].push_back(
+        config.devices[static_cast<size_t>(t)]);
+  }
+  std::vector<int> leaving(static_cast<size_t>(devices_.nodes()), 0);  // ring hops out of each node
+  for (auto& ring : groups) {
+    std::sort(ring.begin(), ring.end());
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const int a = ring[i], b = ring[(i + 1) % ring.size()];
+      if (!devices_.same_node(a, b)) ++leaving[static_cast<size_t>(devices_.node_of(a))];
+    }
+  }
+  const double bytes = static_cast<double>(shard * kBytesPerElement);
+  const double r = replicas;
+  for (const auto& ring : groups) {
+    double bottleneck = std::numeric_limits<double>::infinity();
+    double latency = 0.0;
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const int a = ring[i], b = ring[(i + 1) % ring.size()];
+      const Link& link = devices_.link(a, b);
+      const double bw = devices_.same_node(a, b)
+                            ? link.bandwidth
+                            : link.bandwidth / leaving[static_cast<size_t>(devices_.node_of(a))];
+      bottleneck = std::min(bottleneck, bw);
+      latency = std::max(latency, link.latency);
+    }
+    const double t = 2.0 * (r - 1) / r * bytes / bottleneck + 2.0 * (r - 1) * latency;
+    cost.time_s = std::max(cost.time_s, t);
+  }
+  cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * kBytesPerElement;
+  return cost;
+}
+
+TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configuration& producer,
+                                 const Configuration& consumer_config) const {
+  std::fill(send_s_.begin(), send_s_.end(), 0.0);
+  std::fill(recv_s_.begin(), recv_s_.end(), 0.0);
+  std::fill(net_out_.begin(), net_out_.end(), 0.0);
+  std::fill(net_in_.begin(), net_in_.end(), 0.0);
+  int64_t elements = 0;
+  double latency = 0.0;
+  for_each_transfer(graph_, consumer, slot, producer, consumer_config, [&](int src, int dst, int64_t n) {
+    elements += n;
+    const double bytes = static_cast<double>(n * kBytesPerElement);
+    const Link& link = devices_.link(src, dst);
+    latency = std::max(latency, link.latency);
+    if (devices_.same_node(src, dst)) {
+      send_s_[static_cast<size_t>(src)] += bytes / link.bandwidth;
+      recv_s_[static_cast<size_t>(dst)] += bytes / link.bandwidth;
+    } else {
+      net_out_[static_cast<size_t>(devices_.node_of(src))] += bytes;
+      net_in_[static_cast<size_t>(devices_.node_of(dst))] += bytes;
+    }
+  });
+  TransferCost cost;
+  if (elements == 0) return cost;
+  double slowest = 0.0;
+  for (size_t d = 0; d < send_s_.size(); ++d) slowest = std::max({slowest, send_s_[d], recv_s_[d]});
+  for (size_t k = 0; k < net_out_.size(); ++k) {
+    slowest = std::max(slowest, std::max(net_out_[k], net_in_[k]) / devices_.network().bandwidth);
+  }
+  cost.time_s = 2.0 * (slowest + latency);
+  cost.bytes = 2 * elements * kBytesPerElement;
+  return cost;
+}
+
+}  // namespace layerplan

@@ -1,0 +1,55 @@
+#pragma once
+// Prices one training step under the paper's objective (docs/cost-model.md):
+//   step = Σ_layers [compute(layer, c) + sync(layer, c)] + Σ_edges transfer(edge, c_src, c_dst)
+// with no overlap between layers, or between computation and communication.
+//  - compute: roofline of the slowest tile, forward and backward: max(FLOPs / (peak ×
+//    efficiency), bytes / memory bandwidth) + kernel launch overhead per pass;
+//  - transfer: the exact per-pair volumes of geometry.h. Devices send and receive in
+//    parallel; each device's send (and receive) time is the sum of its pairs' bytes over
+//    their intra-node links, each node's network time its cross-node bytes over its NICs;
+//    the edge takes the largest of these plus the largest latency used, once forward and
+//    once backward (gradients move the same volumes back);
+//  - sync: every weight shard is all-reduced among its replicas by a ring:
+//    2(r-1)/r · bytes / bottleneck bandwidth + 2(r-1) · latency, rings in parallel, with a
+//    node's network shared by the rings that leave it.
+#include <cstdint>
+#include <vector>
+
+#include "planner/geometry.h"
+#include "planner/model_graph.h"
+#include "topology/device_graph.h"
+
+namespace layerplan {
+
+struct TransferCost {
+  double time_s = 0.0;   // forward + backward
+  int64_t bytes = 0;     // forward + backward, summed over device pairs
+};
+
+struct SyncCost {
+  double time_s = 0.0;
+  int64_t bytes = 0;  // sent by all replicas together
+};
+
+class CostModel {
+ public:
+  CostModel(const ModelGraph& graph, const DeviceGraph& devices);
+
+  double compute_time(const Layer& layer, const Configuration& config) const;
+  SyncCost sync(const Layer& layer, const Configuration& config) const;
+  TransferCost transfer(const Layer& consumer, int slot, const Configuration& producer,
+                        const Configuration& consumer_config) const;
+
+  const ModelGraph& graph() const { return graph_; }
+  const DeviceGraph& devices() const { return devices_; }
+
+ private:
+  double roofline(double flops, double bytes, int kernels) const;
+
+  const ModelGraph& graph_;
+  const DeviceGraph& devices_;
+  // Scratch accumulators for transfer(), one entry per device / node.
+  mutable std::vector<double> send_s_, recv_s_, net_out_, net_in_;
+};
+
+}  // namespace layerplan

@@ -1,0 +1,30 @@
+#pragma once
+// Parameter, FLOP and byte counts of a whole layer (all samples of the batch). A
+// multiply-add counts as two FLOPs; MACs count it once, the unit of published
+// "GFLOPs" tables such as torchvision's. Element size is fp32 (4 bytes).
+#include <cstdint>
+
+#include "planner/model_graph.h"
+
+namespace layerplan {
+
+inline constexpr int64_t kBytesPerElement = 4;
+
+// Trainable parameters (batch-norm counts weight and bias, not running statistics).
+int64_t parameter_count(const ModelGraph& graph, const Layer& layer);
+int64_t parameter_count(const ModelGraph& graph);
+
+// Multiply-accumulates of the forward pass of conv2d and fully-connected layers; 0 for
+// every other kind.
+int64_t forward_macs(const ModelGraph& graph, const Layer& layer);
+int64_t forward_macs(const ModelGraph& graph);
+
+// Arithmetic of the forward and the backward pass (input and weight gradients).
+double forward_flops(const ModelGraph& graph, const Layer& layer);
+double backward_flops(const ModelGraph& graph, const Layer& layer);
+
+// Whether the layer's output channel dimension indexes its parameters, so that a
+// channel split divides its weights into shards (conv2d, fully-connected, batch-norm).
+bool channel_split_shards_weights(LayerKind kind);
+
+}  // namespace layerplan

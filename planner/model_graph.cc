@@ -1,0 +1,185 @@
+#include "planner/model_graph.h"
+
+#include <stdexcept>
+
+namespace layerplan {
+
+std::string Shape::str() const {
+  return std::to_string(extent[0]) + "x" + std::to_string(extent[1]) + "x" +
+         std::to_string(extent[2]) + "x" + std::to_string(extent[3]);
+}
+
+std::string_view kind_name(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kInput: return "input";
+    case LayerKind::kConv2d: return "conv2d";
+    case LayerKind::kMaxPool: return "max_pool";
+    case LayerKind::kAvgPool: return "avg_pool";
+    case LayerKind::kGlobalAvgPool: return "global_avg_pool";
+    case LayerKind::kFullyConnected: return "fully_connected";
+    case LayerKind::kRelu: return "relu";
+    case LayerKind::kBatchNorm: return "batch_norm";
+    case LayerKind::kConcat: return "concat";
+    case LayerKind::kAdd: return "add";
+    case LayerKind::kFlatten: return "flatten";
+    case LayerKind::kDropout: return "dropout";
+    case LayerKind::kSoftmaxCrossEntropy: return "softmax_cross_entropy";
+  }
+  return "unknown";
+}
+
+namespace {
+
+int64_t window_extent(int64_t in, int kernel, int stride, int pad, const std::string& layer) {
+  if (kernel <= 0 || stride <= 0 || pad < 0 || in + 2 * pad < kernel) {
+    throw std::invalid_argument("layer " + layer + ": window " + std::to_string(kernel) +
+                                "/" + std::to_string(stride) + "/" + std::to_string(pad) +
+                                " does not fit an input extent of " + std::to_string(in));
+  }
+  return (in + 2 * pad - kernel) / stride + 1;
+}
+
+}  // namespace
+
+int ModelGraph::append(Layer layer) {
+  layer.id = size();
+  for (int in : layer.inputs) {
+    if (in < 0 || in >= layer.id) {
+      throw std::invalid_argument("layer " + layer.name + ": input id " + std::to_string(in) +
+                                  " is not an earlier layer");
+    }
+    consumers_[static_cast<size_t>(in)].push_back(layer.id);
+  }
+  layers_.push_back(std::move(layer));
+  consumers_.emplace_back();
+  return layers_.back().id;
+}
+
+int ModelGraph::input(std::string name, Shape shape) {
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::kInput;
+  l.output = shape;
+  return append(std::move(l));
+}
+
+int ModelGraph::windowed(std::string name, LayerKind kind, int in, int out_channels,
+                         Window window, bool bias) {
+  const Shape& s = layer(in).output;
+  Layer l;
+  l.kind = kind;
+  l.inputs = {in};
+  l.window = window;
+  l.has_bias = bias;
+  l.output = {{s.n(), out_channels,
+               window_extent(s.h(), window.kernel_h, window.stride_h, window.pad_h, name),
+               window_extent(s.w(), window.kernel_w, window.stride_w, window.pad_w, name)}};
+  l.name = std::move(name);
+  return append(std::move(l));
+}
+
+int ModelGraph::conv2d(std::string name, int in, int out_channels, Window window, bool bias) {
+  return windowed(std::move(name), LayerKind::kConv2d, in, out_channels, window, bias);
+}
+
+int ModelGraph::max_pool(std::string name, int in, Window window) {
+  const auto c = static_cast<int>(layer(in).output.c());
+  return windowed(std::move(name), LayerKind::kMaxPool, in, c, window, false);
+}
+
+int ModelGraph::avg_pool(std::string name, int in, Window window) {
+  const auto c = static_cast<int>(layer(in).output.c());
+  return windowed(std::move(name), LayerKind::kAvgPool, in, c, window, false);
+}
+
+int ModelGraph::global_avg_pool(std::string name, int in) {
+  const Shape& s = layer(in).output;
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::kGlobalAvgPool;
+  l.inputs = {in};
+  l.window = {static_cast<int>(s.h()), static_cast<int>(s.w()), 1, 1, 0, 0};
+  l.output = {{s.n(), s.c(), 1, 1}};
+  return append(std::move(l));
+}
+
+int ModelGraph::fully_connected(std::string name, int in, int out_features, bool bias) {
+  const Shape& s = layer(in).output;
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::kFullyConnected;
+  l.inputs = {in};
+  l.has_bias = bias;
+  l.output = {{s.n(), out_features, 1, 1}};
+  return append(std::move(l));
+}
+
+namespace {
+Layer same_shape(std::string name, LayerKind kind, int in, const Shape& s) {
+  Layer l;
+  l.name = std::move(name);
+  l.kind = kind;
+  l.inputs = {in};
+  l.output = s;
+  return l;
+}
+}  // namespace
+
+int ModelGraph::relu(std::string name, int in) {
+  return append(same_shape(std::move(name), LayerKind::kRelu, in, layer(in).output));
+}
+int ModelGraph::batch_norm(std::string name, int in) {
+  return append(same_shape(std::move(name), LayerKind::kBatchNorm, in, layer(in).output));
+}
+int ModelGraph::dropout(std::string name, int in) {
+  return append(same_shape(std::move(name), LayerKind::kDropout, in, layer(in).output));
+}
+int ModelGraph::softmax_cross_entropy(std::string name, int in) {
+  return append(
+      same_shape(std::move(name), LayerKind::kSoftmaxCrossEntropy, in, layer(in).output));
+}
+
+int ModelGraph::flatten(std::string name, int in) {
+  const Shape& s = layer(in).output;
+  return append(same_shape(std::move(name), LayerKind::kFlatten, in,
+                           Shape{{s.n(), s.c() * s.h() * s.w(), 1, 1}}));
+}
+
+int ModelGraph::concat(std::string name, std::vector<int> ins) {
+  if (ins.empty()) throw std::invalid_argument("concat " + name + " has no inputs");
+  Shape out = layer(ins.at(0)).output;
+  out.extent[1] = 0;
+  for (int in : ins) {
+    const Shape& s = layer(in).output;
+    if (s.n() != out.n() || s.h() != out.h() || s.w() != out.w()) {
+      throw std::invalid_argument("concat " + name + ": input " + layer(in).name + " is " +
+                                  s.str() + ", other inputs are " + out.str());
+    }
+    out.extent[1] += s.c();
+  }
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::kConcat;
+  l.inputs = std::move(ins);
+  l.output = out;
+  return append(std::move(l));
+}
+
+int ModelGraph::add(std::string name, std::vector<int> ins) {
+  if (ins.size() < 2) throw std::invalid_argument("add " + name + " needs two inputs");
+  const Shape out = layer(ins.at(0)).output;
+  for (int in : ins) {
+    if (layer(in).output != out) {
+      throw std::invalid_argument("add " + name + ": input " + layer(in).name + " is " +
+                                  layer(in).output.str() + ", expected " + out.str());
+    }
+  }
+  Layer l;
+  l.name = std::move(name);
+  l.kind = LayerKind::kAdd;
+  l.inputs = std::move(ins);
+  l.output = out;
+  return append(std::move(l));
+}
+
+}  // namespace layerplan

@@ -1,0 +1,108 @@
+#pragma once
+// The computation graph of a CNN: a DAG of layers with NCHW output shapes. Layers are
+// appended in topological order (every input id is smaller than the layer's own id),
+// and each builder method infers the output shape from its inputs.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace layerplan {
+
+// The four dimensions of an activation tensor, in NCHW order.
+enum class Dim : int { kN = 0, kC = 1, kH = 2, kW = 3 };
+inline constexpr int kNumDims = 4;
+inline constexpr std::array<char, kNumDims> kDimLetters = {'n', 'c', 'h', 'w'};
+
+// Extents of an NCHW tensor. Fully-connected outputs are (n, features, 1, 1).
+struct Shape {
+  std::array<int64_t, kNumDims> extent{1, 1, 1, 1};
+
+  int64_t n() const { return extent[0]; }
+  int64_t c() const { return extent[1]; }
+  int64_t h() const { return extent[2]; }
+  int64_t w() const { return extent[3]; }
+  int64_t operator[](int d) const { return extent[d]; }
+  int64_t elements() const { return extent[0] * extent[1] * extent[2] * extent[3]; }
+  std::string str() const;  // "64x3x224x224"
+  bool operator==(const Shape&) const = default;
+};
+
+enum class LayerKind {
+  kInput,
+  kConv2d,
+  kMaxPool,
+  kAvgPool,
+  kGlobalAvgPool,
+  kFullyConnected,
+  kRelu,
+  kBatchNorm,
+  kConcat,
+  kAdd,
+  kFlatten,
+  kDropout,
+  kSoftmaxCrossEntropy,
+};
+std::string_view kind_name(LayerKind kind);
+
+// Sliding window of a convolution or pooling layer (kernel, stride, zero padding).
+struct Window {
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+
+  static Window square(int kernel, int stride = 1, int pad = 0) {
+    return {kernel, kernel, stride, stride, pad, pad};
+  }
+};
+
+struct Layer {
+  int id = -1;
+  std::string name;
+  LayerKind kind = LayerKind::kInput;
+  std::vector<int> inputs;  // ids of producer layers, in argument order
+  Shape output;
+  Window window;          // conv and pooling only
+  bool has_bias = false;  // conv and fully-connected only
+};
+
+class ModelGraph {
+ public:
+  explicit ModelGraph(std::string name) : name_(std::move(name)) {}
+
+  int input(std::string name, Shape shape);
+  int conv2d(std::string name, int in, int out_channels, Window window, bool bias);
+  int max_pool(std::string name, int in, Window window);
+  int avg_pool(std::string name, int in, Window window);
+  int global_avg_pool(std::string name, int in);
+  int fully_connected(std::string name, int in, int out_features, bool bias = true);
+  int relu(std::string name, int in);
+  int batch_norm(std::string name, int in);
+  int dropout(std::string name, int in);
+  int flatten(std::string name, int in);
+  int concat(std::string name, std::vector<int> ins);  // along channels
+  int add(std::string name, std::vector<int> ins);
+  int softmax_cross_entropy(std::string name, int in);
+
+  const std::string& name() const { return name_; }
+  int size() const { return static_cast<int>(layers_.size()); }
+  const Layer& layer(int id) const { return layers_.at(static_cast<size_t>(id)); }
+  const std::vector<Layer>& layers() const { return layers_; }
+  const Shape& input_shape(const Layer& consumer, int slot) const {
+    return layer(consumer.inputs.at(static_cast<size_t>(slot))).output;
+  }
+  // Ids of the layers that read `id`'s output, ascending.
+  const std::vector<int>& consumers(int id) const { return consumers_.at(static_cast<size_t>(id)); }
+
+ private:
+  int append(Layer layer);
+  int windowed(std::string name, LayerKind kind, int in, int out_channels, Window window,
+               bool bias);
+
+  std::string name_;
+  std::vector<Layer> layers_;
+  std::vector<std::vector<int>> consumers_;
+};
+
+}  // namespace layerplan

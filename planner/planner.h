@@ -1,0 +1,87 @@
+#pragma once
+// layerplan's planner: picks a configuration for every layer of a model on a device
+// graph by the exact elimination search over the cost model, and prices the baselines
+// (data, model and OWT parallelism) with the same model.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/config_space.h"
+#include "planner/cost_model.h"
+#include "planner/geometry.h"
+#include "planner/model_graph.h"
+#include "planner/search.h"
+#include "topology/device_graph.h"
+
+namespace layerplan {
+
+// One layer's configuration and its share of the step time. The transfer term of an
+// edge is charged to the consumer, so a layer's row holds the moves into it.
+struct LayerCost {
+  Configuration config;
+  double compute_s = 0.0;
+  double transfer_s = 0.0;
+  double sync_s = 0.0;
+  int64_t transfer_bytes = 0;
+  int64_t sync_bytes = 0;
+};
+
+// A whole strategy (one configuration per layer) priced by the cost model.
+struct StrategyCost {
+  std::string name;  // "layer-wise", "data parallel", "model parallel", "owt"
+  std::vector<LayerCost> layers;  // indexed by layer id
+  double compute_s = 0.0, transfer_s = 0.0, sync_s = 0.0;
+  int64_t transfer_bytes = 0, sync_bytes = 0;
+
+  double step_s() const { return compute_s + transfer_s + sync_s; }
+  int64_t communication_bytes() const { return transfer_bytes + sync_bytes; }
+};
+
+struct PlanOptions {
+  SpaceOptions space;
+  // The whole plan (configurations, cost tables, search) must finish within this many
+  // seconds; past it, the best baseline is returned with a warning.
+  std::optional<double> time_budget_s;
+  // Element-wise layers (ReLU, batch-norm, dropout) take their producer's configuration
+  // when it feeds nothing else; off, they are search nodes of their own.
+  bool fuse_elementwise = true;
+  bool naive_search = false;  // benchmarks: the straightforward min-plus products
+  // Reuse the cost tables of layers and edges with identical geometry (ResNet and
+  // Inception repeat blocks); off, every table is computed afresh.
+  bool share_tables = true;
+};
+
+struct Plan {
+  std::string model;
+  int64_t batch = 0;
+  StrategyCost chosen;                  // layer-wise, or the best baseline after a timeout
+  std::vector<StrategyCost> baselines;  // data parallel, model parallel, owt
+  std::vector<int> space_sizes;         // configurations considered per layer
+  std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
+  SearchStats search_stats;
+  double search_s = 0.0;      // building cost tables + elimination search
+  double tables_s = 0.0;      // of which: building cost tables
+  bool timed_out = false;
+  std::string warning;        // non-empty when the plan is not the layer-wise optimum
+
+  const StrategyCost& best_baseline() const;
+};
+
+// Plans `graph` (built for its global batch) on `devices`. Throws UsageError when the
+// device counts are not powers of two or the batch cannot be split over the devices.
+Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options = {});
+
+// Prices any strategy; `configs` holds one configuration per layer.
+StrategyCost price_strategy(const CostModel& model, std::string name,
+                            const std::vector<Configuration>& configs);
+
+// The baselines, each on all devices: data parallelism (every layer split by samples),
+// model parallelism (every layer split by channels where its kind allows, by samples
+// where it does not) and OWT (data-parallel up to the first fully-connected layer,
+// channel-split from there on).
+std::vector<Configuration> data_parallel(const ModelGraph& graph, int device_count);
+std::vector<Configuration> model_parallel(const ModelGraph& graph, int device_count);
+std::vector<Configuration> one_weird_trick(const ModelGraph& graph, int device_count);
+
+}  // namespace layerplan

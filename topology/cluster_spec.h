@@ -1,0 +1,43 @@
+#pragma once
+// A cluster described by numbers rather than discovered: nodes × GPUs per node, a GPU
+// model from the catalog, and the bandwidth and latency of the links inside and between
+// nodes. It comes from `layerplan plan` flags or a small TOML file, and describes real
+// or hypothetical clusters alike.
+#include <optional>
+#include <string>
+
+#include "topology/device_graph.h"
+#include "topology/gpu_catalog.h"
+
+namespace layerplan {
+
+struct ClusterSpec {
+  int nodes = 4;
+  int gpus_per_node = 4;
+  std::string gpu = "p100";
+  Precision precision = Precision::kFp32;
+  // One-way GB/s between two GPUs of a node; unset means the GPU model's NVLink figure.
+  std::optional<double> intra_bandwidth_gbytes;
+  double intra_latency_us = 5.0;
+  double inter_bandwidth_gbits = 100.0;  // per NIC, one way
+  double inter_latency_us = 5.0;
+  int nics_per_node = 1;
+  double compute_efficiency = 0.7;  // fraction of peak FLOP/s that large kernels reach
+  double kernel_overhead_us = 5.0;  // per kernel launch
+
+  // The paper's cluster: 4 nodes × 4 P100, NVLink inside a node, 100 Gb/s EDR
+  // InfiniBand between nodes.
+  static ClusterSpec paper_cluster() { return {}; }
+};
+
+// Throws UsageError naming the first out-of-range value.
+void validate(const ClusterSpec& spec);
+
+// Reads a [cluster] table (keys as in ClusterSpec, see docs/cluster-file.md) on top of
+// `base`. Unknown keys, wrong types and bad values are errors that name the file, line
+// and column; throws UsageError.
+ClusterSpec load_cluster_file(const std::string& path, ClusterSpec base = {});
+
+DeviceGraph build_device_graph(const ClusterSpec& spec);
+
+}  // namespace layerplan

@@ -1,0 +1,37 @@
+#include "topology/device_graph.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace layerplan {
+
+DeviceGraph::DeviceGraph(int nodes, int gpus_per_node, Device device, std::vector<Link> intra,
+                         Link network)
+    : nodes_(nodes),
+      gpus_per_node_(gpus_per_node),
+      device_(std::move(device)),
+      intra_(std::move(intra)),
+      network_(network) {
+  if (nodes_ < 1 || gpus_per_node_ < 1) throw std::invalid_argument("a device graph needs devices");
+  if (intra_.size() != static_cast<size_t>(gpus_per_node_ * gpus_per_node_)) {
+    throw std::invalid_argument("intra-node link matrix must be gpus_per_node squared");
+  }
+}
+
+const Link& DeviceGraph::intra_link(int a, int b) const {
+  return intra_[static_cast<size_t>(local_index(a) * gpus_per_node_ + local_index(b))];
+}
+
+std::string DeviceGraph::describe() const {
+  char line[256];
+  const Link& l = intra_.size() > 1 ? intra_[1] : intra_[0];
+  std::snprintf(line, sizeof line,
+                "%d node%s x %d %s (%.1f TFLOP/s, %.0f GB/s memory); intra-node %.0f GB/s, "
+                "inter-node %.1f GB/s per node",
+                nodes_, nodes_ == 1 ? "" : "s", gpus_per_node_, device_.model.c_str(),
+                device_.peak_flops / 1e12, device_.memory_bandwidth / 1e9, l.bandwidth / 1e9,
+                network_.bandwidth / 1e9);
+  return line;
+}
+
+}  // namespace layerplan

@@ -1,0 +1,57 @@
+#pragma once
+// The devices of a job and the links between them, as plain values: what the planner
+// prices. Devices are numbered node-major (node k holds devices k*G .. k*G+G-1 for G GPUs
+// per node); every node has the same GPUs and the same intra-node link matrix, and
+// reaches the other nodes through its network interfaces.
+#include <string>
+#include <vector>
+
+namespace layerplan {
+
+// What the cost model needs to know about one GPU.
+struct Device {
+  std::string model;
+  double peak_flops = 0.0;        // FLOP/s at the precision the plan trains in
+  double memory_bandwidth = 0.0;  // bytes/s
+  double memory_bytes = 0.0;
+  double compute_efficiency = 1.0;  // fraction of peak reached by large kernels
+  double kernel_overhead_s = 0.0;   // fixed cost of launching one kernel
+};
+
+// A one-directional path between two devices.
+struct Link {
+  double bandwidth = 0.0;  // bytes/s
+  double latency = 0.0;    // s
+};
+
+class DeviceGraph {
+ public:
+  // `intra` is the gpus_per_node × gpus_per_node matrix of links inside a node (the
+  // diagonal is ignored); `network` is what one node can send (and, at the same time,
+  // receive) to other nodes: the sum over the NICs it uses.
+  DeviceGraph(int nodes, int gpus_per_node, Device device, std::vector<Link> intra, Link network);
+
+  int nodes() const { return nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int device_count() const { return nodes_ * gpus_per_node_; }
+  int node_of(int device) const { return device / gpus_per_node_; }
+  int local_index(int device) const { return device % gpus_per_node_; }
+  bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
+
+  const Device& device() const { return device_; }  // every device is this model
+  const Link& intra_link(int a, int b) const;        // a, b on the same node
+  const Link& network() const { return network_; }
+  // The link a transfer from a to b uses: the intra-node link, or the network.
+  const Link& link(int a, int b) const { return same_node(a, b) ? intra_link(a, b) : network_; }
+
+  std::string describe() const;  // one line, e.g. "4 nodes x 4 P100 (...)"
+
+ private:
+  int nodes_;
+  int gpus_per_node_;
+  Device device_;
+  std::vector<Link> intra_;
+  Link network_;
+};
+
+}  // namespace layerplan
