@@ -14,7 +14,15 @@ CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices)
       send_s_(static_cast<size_t>(devices.device_count())),
       recv_s_(static_cast<size_t>(devices.device_count())),
       net_out_(static_cast<size_t>(devices.nodes())),
-      net_in_(static_cast<size_t>(devices.nodes())) {}
+      net_in_(static_cast<size_t>(devices.nodes())) {
+  const int g = devices.gpus_per_node();
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) {
+      const Link& l = devices.intra_link(a, b), &first = devices.intra_link(0, g > 1 ? 1 : 0);
+      if (a != b && (l.bandwidth != first.bandwidth || l.latency != first.latency)) uniform_intra_ = false;
+    }
+  }
+}
 
 double CostModel::roofline(double flops, double bytes, int kernels) const {
   const Device& d = devices_.device();
@@ -114,6 +122,38 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
 
 TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configuration& producer,
                                  const Configuration& consumer_config) const {
+  if (!uniform_intra_) return transfer_over_pair_links(consumer, slot, producer, consumer_config);
+  auto& factored = factored_[{consumer.id, slot}];
+  if (!factored) factored = std::make_unique<FactoredEdgeTraffic>(graph_, consumer, slot, devices_);
+  if (!factored->compute(producer, consumer_config, traffic_)) {
+    edge_traffic_by_pairs(graph_, consumer, slot, producer, consumer_config, devices_, traffic_);
+  }
+  return price_traffic(traffic_);
+}
+
+TransferCost CostModel::price_traffic(const EdgeTraffic& traffic) const {
+  TransferCost cost;
+  if (traffic.total == 0) return cost;
+  const Link& intra = devices_.intra_link(0, devices_.gpus_per_node() > 1 ? 1 : 0);
+  int64_t busiest_device = 0, busiest_node = 0;
+  for (size_t d = 0; d < traffic.intra_send.size(); ++d) {
+    busiest_device = std::max({busiest_device, traffic.intra_send[d], traffic.intra_recv[d]});
+  }
+  for (size_t k = 0; k < traffic.net_out.size(); ++k) {
+    busiest_node = std::max({busiest_node, traffic.net_out[k], traffic.net_in[k]});
+  }
+  const double b = static_cast<double>(kBytesPerElement);
+  const double slowest = std::max(busiest_device > 0 ? static_cast<double>(busiest_device) * b / intra.bandwidth : 0.0,
+                                  busiest_node > 0 ? static_cast<double>(busiest_node) * b / devices_.network().bandwidth : 0.0);
+  const double latency = std::max(busiest_device > 0 ? intra.latency : 0.0,
+                                  busiest_node > 0 ? devices_.network().latency : 0.0);
+  cost.time_s = 2.0 * (slowest + latency);
+  cost.bytes = 2 * traffic.total * kBytesPerElement;
+  return cost;
+}
+
+TransferCost CostModel::transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
+                                                 const Configuration& consumer_config) const {
   std::fill(send_s_.begin(), send_s_.end(), 0.0);
   std::fill(recv_s_.begin(), recv_s_.end(), 0.0);
   std::fill(net_out_.begin(), net_out_.end(), 0.0);

@@ -13,8 +13,11 @@
 //    2(r-1)/r · bytes / bottleneck bandwidth + 2(r-1) · latency, rings in parallel, with a
 //    node's network shared by the rings that leave it.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <vector>
 
+#include "planner/edge_traffic.h"
 #include "planner/geometry.h"
 #include "planner/model_graph.h"
 #include "topology/device_graph.h"
@@ -45,10 +48,18 @@ class CostModel {
 
  private:
   double roofline(double flops, double bytes, int kernels) const;
+  TransferCost price_traffic(const EdgeTraffic& traffic) const;
+  TransferCost transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
+                                        const Configuration& consumer_config) const;
 
   const ModelGraph& graph_;
   const DeviceGraph& devices_;
-  // Scratch accumulators for transfer(), one entry per device / node.
+  // Every intra-node link has the same bandwidth and latency, so per-device element counts
+  // (EdgeTraffic) price a transfer; otherwise each pair is priced over its own link.
+  bool uniform_intra_ = true;
+  // Scratch space for transfer(), one entry per device / node.
+  mutable EdgeTraffic traffic_;
+  mutable std::map<std::pair<int, int>, std::unique_ptr<FactoredEdgeTraffic>> factored_;  // by (consumer, slot)
   mutable std::vector<double> send_s_, recv_s_, net_out_, net_in_;
 };
 

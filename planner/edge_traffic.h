@@ -1,0 +1,74 @@
+#pragma once
+// The traffic of one edge summed per device and per node: what the cost model's
+// transfer term needs. Two ways to compute the same numbers:
+//  - by pairs: every (producer tile, consumer tile) overlap from for_each_transfer;
+//  - factored: required regions and tile boxes are products of per-dimension intervals,
+//    and on an aligned block of devices the tiles of one node form a box of tile
+//    coordinates, so every per-device and per-node sum is a product of per-dimension sums.
+//    This costs O(tiles x dims) instead of O(overlapping tile pairs), and is what makes cost
+//    tables for 64-256 GPUs affordable. It applies when both configurations sit on aligned
+//    blocks of consecutive devices (every configuration the search enumerates).
+#include <cstdint>
+#include <vector>
+
+#include "planner/geometry.h"
+#include "topology/device_graph.h"
+
+namespace layerplan {
+
+struct EdgeTraffic {
+  std::vector<int64_t> intra_send, intra_recv;  // elements per device, to / from its own node
+  std::vector<int64_t> net_out, net_in;          // elements per node, to / from other nodes
+  int64_t total = 0;                             // elements moved between different devices
+
+  void reset(int devices, int nodes);
+};
+
+// Fills `out` by enumerating overlapping tile pairs.
+void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int slot,
+                           const Configuration& producer, const Configuration& consumer_config,
+                           const DeviceGraph& devices, EdgeTraffic& out);
+
+// Computes EdgeTraffic by per-dimension products for one edge (consumer layer, input
+// slot), for any number of configuration pairs. It caches the per-dimension overlap
+// tables, which depend only on the degrees along that dimension.
+class FactoredEdgeTraffic {
+ public:
+  FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot, const DeviceGraph& devices);
+
+  // Fills `out`; returns false (leaving `out` unspecified) when a configuration is not on
+  // an aligned block of consecutive devices, or its degrees are not powers of two.
+  bool compute(const Configuration& producer, const Configuration& consumer_config, EdgeTraffic& out);
+
+ private:
+  // Along one dimension, for producer degree P and consumer degree Q:
+  // overlap[i*Q + j] = elements producer index i shares with the region consumer index j
+  // requires; need[j] = that region's extent; prefix sums over i and over j.
+  struct DimTable {
+    std::vector<int64_t> overlap, need, sum_i, sum_j;
+    int q = 0;
+    int64_t overlap_at(int i, int j) const { return overlap[static_cast<size_t>(i * q + j)]; }
+    // Σ_{i=lo..hi} overlap(i, j) and Σ_{j=lo..hi} overlap(i, j).
+    int64_t over_i(int lo, int hi, int j) const {
+      return sum_i[static_cast<size_t>((hi + 1) * q + j)] - sum_i[static_cast<size_t>(lo * q + j)];
+    }
+    int64_t over_j(int i, int lo, int hi) const {
+      return sum_j[static_cast<size_t>(i * (q + 1) + hi + 1)] - sum_j[static_cast<size_t>(i * (q + 1) + lo)];
+    }
+  };
+  const DimTable& table(int dim, int producer_degree, int consumer_degree);
+
+  const ModelGraph& graph_;
+  const Layer& consumer_;
+  int slot_;
+  const DeviceGraph& devices_;
+  std::vector<DimTable> tables_;  // [dim][log2 P][log2 Q], built on first use
+  std::vector<char> built_;
+};
+
+// One-shot form of FactoredEdgeTraffic::compute.
+bool edge_traffic_factored(const ModelGraph& graph, const Layer& consumer, int slot,
+                           const Configuration& producer, const Configuration& consumer_config,
+                           const DeviceGraph& devices, EdgeTraffic& out);
+
+}  // namespace layerplan
