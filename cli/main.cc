@@ -26,11 +26,11 @@ void list_models() {
 
 void list_gpus() {
   std::printf("%-6s %-22s %10s %10s %10s %10s %8s %12s\n", "name", "model", "FP32 TF/s", "TF32 TF/s", "BF16 TF/s",
-              "mem GB/s", "mem GB", "NVLink GB/s");
+              "mem GB/s", "mem GiB", "NVLink GB/s");
   for (const layerplan::GpuModel& m : layerplan::gpu_catalog()) {
     std::printf("%-6s %-22s %10.1f %10.1f %10.1f %10.0f %8.0f %12.0f\n", m.name.c_str(), m.full_name.c_str(),
                 m.fp32_flops / 1e12, m.tf32_flops / 1e12, m.bf16_flops / 1e12, m.memory_bandwidth / 1e9,
-                m.memory_bytes / 1e9, m.nvlink_pair_bandwidth / 1e9);
+                m.memory_bytes / (1024.0 * 1024.0 * 1024.0), m.nvlink_pair_bandwidth / 1e9);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "cli/plan_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -39,17 +40,17 @@ namespace {
 
 ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
   ClusterSpec spec = args.cluster_file ? load_cluster_file(*args.cluster_file) : ClusterSpec::paper_cluster();
-  if (args.gpus_per_node) spec.gpus_per_node = *args.gpus_per_node;
-  if (args.gpus) {
-    require(*args.gpus >= 1, "--gpus " + std::to_string(*args.gpus) + ": expected 1 or more");
-    require(spec.gpus_per_node >= 1, "--gpus-per-node " + std::to_string(spec.gpus_per_node) + ": expected 1 or more");
-    require(*args.gpus % spec.gpus_per_node == 0 || *args.gpus < spec.gpus_per_node,
-            "--gpus " + std::to_string(*args.gpus) + ": expected a multiple of the " +
-                std::to_string(spec.gpus_per_node) + " GPUs per node");
-    // A job smaller than one node uses part of a single node.
-    if (*args.gpus < spec.gpus_per_node) spec.gpus_per_node = *args.gpus;
-    spec.nodes = *args.gpus / spec.gpus_per_node;
-  }
+  // --gpus and --gpus-per-node each keep the other's value (from the file or the default
+  // 16 GPUs in nodes of 4); the node count follows from the two.
+  const int gpus = args.gpus.value_or(spec.nodes * spec.gpus_per_node);
+  const int per_node = args.gpus_per_node.value_or(spec.gpus_per_node);
+  require(gpus >= 1, "--gpus " + std::to_string(gpus) + ": expected 1 or more");
+  require(per_node >= 1, "--gpus-per-node " + std::to_string(per_node) + ": expected 1 or more");
+  // A job smaller than one node uses part of a single node.
+  spec.gpus_per_node = std::min(per_node, gpus);
+  require(gpus % spec.gpus_per_node == 0, "--gpus " + std::to_string(gpus) + ": expected a multiple of the " +
+                                              std::to_string(spec.gpus_per_node) + " GPUs per node");
+  spec.nodes = gpus / spec.gpus_per_node;
   if (args.gpu) spec.gpu = *args.gpu;
   if (args.precision) spec.precision = parse_precision(*args.precision);
   if (args.intra_bandwidth_gbytes) spec.intra_bandwidth_gbytes = *args.intra_bandwidth_gbytes;

@@ -43,15 +43,19 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
   row(plan.chosen);
   for (const StrategyCost& b : plan.baselines) row(b);
   const StrategyCost& best = plan.best_baseline();
+  const StrategyCost& data_parallel = plan.baselines.front();
+  // How many times less this plan communicates than `other`, or "none" if it moves nothing.
+  auto less_communication = [&](const StrategyCost& other) {
+    if (plan.chosen.communication_bytes() == 0) return std::string("no communication at all");
+    const double ratio = static_cast<double>(other.communication_bytes()) /
+                         static_cast<double>(plan.chosen.communication_bytes());
+    return ratio >= 1 ? format("%.1fx less communication", ratio) : format("%.1fx more communication", 1 / ratio);
+  };
   out << "\n"
-      << format("layer-wise vs data parallel: %.2fx faster, %.1fx less communication\n",
-                reference / plan.chosen.step_s(),
-                static_cast<double>(plan.baselines.front().communication_bytes()) /
-                    static_cast<double>(std::max<int64_t>(1, plan.chosen.communication_bytes())))
-      << format("layer-wise vs best baseline (%s): %.2fx faster, %.1fx less communication\n", best.name.c_str(),
-                best.step_s() / plan.chosen.step_s(),
-                static_cast<double>(best.communication_bytes()) /
-                    static_cast<double>(std::max<int64_t>(1, plan.chosen.communication_bytes())));
+      << format("%s vs data parallel: %.2fx faster, %s\n", plan.chosen.name.c_str(),
+                data_parallel.step_s() / plan.chosen.step_s(), less_communication(data_parallel).c_str())
+      << format("%s vs best baseline (%s): %.2fx faster, %s\n", plan.chosen.name.c_str(), best.name.c_str(),
+                best.step_s() / plan.chosen.step_s(), less_communication(best).c_str());
   const SearchStats& st = plan.search_stats;
   out << format("search: %.3f s (cost tables %.3f s), %d node and %d edge eliminations, %d nodes left, "
                 "%d conditioned, %.1f MB of tables\n",

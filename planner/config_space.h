@@ -7,10 +7,11 @@
 //  3. the tile count p is at most the job's device count: a layer may use fewer devices;
 //  4. tiles go to an aligned block of p consecutive devices (device numbering is
 //     node-major, so a block of p <= GPUs-per-node stays inside one node, and a larger one
-//     spans whole nodes). kFirstBlock keeps only the block that starts at device 0;
-//     kAlignedBlocks keeps every aligned block. On a cluster of identical nodes with a
-//     uniform link matrix every block is a relabelling of the first, so both give the
-//     same optimal cost (a test checks this);
+//     spans whole nodes). kAlignedBlocks keeps every aligned block; kFirstBlock (the
+//     default) keeps only the block that starts at device 0. kFirstBlock is a restriction:
+//     two layers on fewer devices than the job may do better on different blocks, e.g. to
+//     spread what they receive over several nodes' NICs. It divides the space by up to
+//     the device count, which is what makes 64-256 GPUs tractable;
 //  5. the job's device count and GPUs per node must be powers of two.
 #include <array>
 #include <vector>

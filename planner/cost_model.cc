@@ -11,6 +11,7 @@ namespace layerplan {
 CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices)
     : graph_(graph),
       devices_(devices),
+      element_bytes_(devices.device().bytes_per_element),
       send_s_(static_cast<size_t>(devices.device_count())),
       recv_s_(static_cast<size_t>(devices.device_count())),
       net_out_(static_cast<size_t>(devices.nodes())),
@@ -71,7 +72,7 @@ double CostModel::compute_time(const Layer& layer, const Configuration& config) 
   }
   const int64_t out_elements = layer.output.elements() / config.tiles();
   const auto bytes = static_cast<double>((widest_input + out_elements + shard_parameters(graph_, layer, config.degrees)) *
-                              kBytesPerElement);
+                              element_bytes_);
   const int kernels = kernels_per_pass(layer.kind);
   const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels);
   // Backward reads the output gradient, input and weights and writes input and weight gradients.
@@ -99,7 +100,7 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
       if (!devices_.same_node(a, b)) ++leaving[static_cast<size_t>(devices_.node_of(a))];
     }
   }
-  const double bytes = static_cast<double>(shard * kBytesPerElement);
+  const double bytes = static_cast<double>(shard * element_bytes_);
   const double r = replicas;
   for (const auto& ring : groups) {
     double bottleneck = std::numeric_limits<double>::infinity();
@@ -116,7 +117,7 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
     const double t = 2.0 * (r - 1) / r * bytes / bottleneck + 2.0 * (r - 1) * latency;
     cost.time_s = std::max(cost.time_s, t);
   }
-  cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * kBytesPerElement;
+  cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * element_bytes_;
   return cost;
 }
 
@@ -142,13 +143,13 @@ TransferCost CostModel::price_traffic(const EdgeTraffic& traffic) const {
   for (size_t k = 0; k < traffic.net_out.size(); ++k) {
     busiest_node = std::max({busiest_node, traffic.net_out[k], traffic.net_in[k]});
   }
-  const double b = static_cast<double>(kBytesPerElement);
+  const auto b = static_cast<double>(element_bytes_);
   const double slowest = std::max(busiest_device > 0 ? static_cast<double>(busiest_device) * b / intra.bandwidth : 0.0,
                                   busiest_node > 0 ? static_cast<double>(busiest_node) * b / devices_.network().bandwidth : 0.0);
   const double latency = std::max(busiest_device > 0 ? intra.latency : 0.0,
                                   busiest_node > 0 ? devices_.network().latency : 0.0);
   cost.time_s = 2.0 * (slowest + latency);
-  cost.bytes = 2 * traffic.total * kBytesPerElement;
+  cost.bytes = 2 * traffic.total * element_bytes_;
   return cost;
 }
 
@@ -162,7 +163,7 @@ TransferCost CostModel::transfer_over_pair_links(const Layer& consumer, int slot
   double latency = 0.0;
   for_each_transfer(graph_, consumer, slot, producer, consumer_config, [&](int src, int dst, int64_t n) {
     elements += n;
-    const double bytes = static_cast<double>(n * kBytesPerElement);
+    const double bytes = static_cast<double>(n * element_bytes_);
     const Link& link = devices_.link(src, dst);
     latency = std::max(latency, link.latency);
     if (devices_.same_node(src, dst)) {
@@ -181,7 +182,7 @@ TransferCost CostModel::transfer_over_pair_links(const Layer& consumer, int slot
     slowest = std::max(slowest, std::max(net_out_[k], net_in_[k]) / devices_.network().bandwidth);
   }
   cost.time_s = 2.0 * (slowest + latency);
-  cost.bytes = 2 * elements * kBytesPerElement;
+  cost.bytes = 2 * elements * element_bytes_;
   return cost;
 }
 

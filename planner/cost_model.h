@@ -54,6 +54,7 @@ class CostModel {
 
   const ModelGraph& graph_;
   const DeviceGraph& devices_;
+  int64_t element_bytes_;  // of activations, weights and gradients at the training precision
   // Every intra-node link has the same bandwidth and latency, so per-device element counts
   // (EdgeTraffic) price a transfer; otherwise each pair is priced over its own link.
   bool uniform_intra_ = true;

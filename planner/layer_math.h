@@ -1,14 +1,12 @@
 #pragma once
 // Parameter, FLOP and byte counts of a whole layer (all samples of the batch). A
 // multiply-add counts as two FLOPs; MACs count it once, the unit of published
-// "GFLOPs" tables such as torchvision's. Element size is fp32 (4 bytes).
+// "GFLOPs" tables such as torchvision's.
 #include <cstdint>
 
 #include "planner/model_graph.h"
 
 namespace layerplan {
-
-inline constexpr int64_t kBytesPerElement = 4;
 
 // Trainable parameters (batch-norm counts weight and bias, not running statistics).
 int64_t parameter_count(const ModelGraph& graph, const Layer& layer);

@@ -43,6 +43,10 @@ int64_t window_extent(int64_t in, int kernel, int stride, int pad, const std::st
 
 int ModelGraph::append(Layer layer) {
   layer.id = size();
+  // Plan files name layers, so names must tell them apart.
+  if (!names_.insert(layer.name).second) {
+    throw std::invalid_argument("model " + name_ + " already has a layer named '" + layer.name + "'");
+  }
   for (int in : layer.inputs) {
     if (in < 0 || in >= layer.id) {
       throw std::invalid_argument("layer " + layer.name + ": input id " + std::to_string(in) +

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace layerplan {
@@ -103,6 +104,7 @@ class ModelGraph {
   std::string name_;
   std::vector<Layer> layers_;
   std::vector<std::vector<int>> consumers_;
+  std::unordered_set<std::string> names_;
 };
 
 }  // namespace layerplan

@@ -107,6 +107,10 @@ std::vector<Configuration> configurations_from_json(const std::string& text, con
       require(entry.at("name").get<std::string>() == l.name,
               "plan layer " + std::to_string(l.id) + " is '" + entry.at("name").get<std::string>() +
                   "', expected '" + l.name + "'");
+      require(entry.at("kind").get<std::string>() == kind_name(l.kind) &&
+                  entry.at("output_shape").get<std::array<int64_t, kNumDims>>() == l.output.extent,
+              "plan layer " + l.name + " is a " + entry.at("kind").get<std::string>() + " of another shape, expected " +
+                  std::string(kind_name(l.kind)) + " " + l.output.str());
       Configuration c;
       const auto splittable = splittable_dims(l.kind);
       for (int dim = 0; dim < kNumDims; ++dim) {

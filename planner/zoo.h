@@ -1,6 +1,7 @@
 #pragma once
 // Built-in CNNs with the layer shapes of their torchvision definitions, so that their
-// parameter counts equal torchvision's. Inception-v3 is built without the auxiliary
+// parameter counts equal torchvision's (LeNet-5, which torchvision lacks, follows LeCun et
+// al. 1998 with a full C3 connection table). Inception-v3 is built without the auxiliary
 // classifier (torchvision's aux_logits=False), since the auxiliary head is dropped
 // after training and does not change how the trunk is parallelized.
 #include <cstdint>

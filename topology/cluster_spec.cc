@@ -93,23 +93,29 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
   require(cluster != nullptr, path + ": no [cluster] table");
   for (const auto& [k, node] : *cluster) {
     const std::string key(k.str());
-    if (key == "nodes") spec.nodes = read_int(node, path, key);
-    else if (key == "gpus_per_node") spec.gpus_per_node = read_int(node, path, key);
-    else if (key == "gpu") spec.gpu = read_string(node, path, key);
-    else if (key == "precision") spec.precision = parse_precision(read_string(node, path, key));
-    else if (key == "intra_node_bandwidth_gbytes") spec.intra_bandwidth_gbytes = read_number(node, path, key);
-    else if (key == "intra_node_latency_us") spec.intra_latency_us = read_number(node, path, key);
-    else if (key == "inter_node_bandwidth_gbits") spec.inter_bandwidth_gbits = read_number(node, path, key);
-    else if (key == "inter_node_latency_us") spec.inter_latency_us = read_number(node, path, key);
-    else if (key == "nics_per_node") spec.nics_per_node = read_int(node, path, key);
-    else if (key == "compute_efficiency") spec.compute_efficiency = read_number(node, path, key);
-    else if (key == "kernel_overhead_us") spec.kernel_overhead_us = read_number(node, path, key);
+    // Each value is checked where it stands, so the message names its line and column.
+    auto at = [&](auto&& read) {
+      try {
+        read();
+        validate(spec);
+      } catch (const UsageError& err) {
+        const std::string text = err.what();
+        if (text.rfind(path + ":", 0) == 0) throw;
+        throw UsageError(where(path, node.source()) + ": cluster." + key + ": " + text);
+      }
+    };
+    if (key == "nodes") at([&] { spec.nodes = read_int(node, path, key); });
+    else if (key == "gpus_per_node") at([&] { spec.gpus_per_node = read_int(node, path, key); });
+    else if (key == "gpu") at([&] { spec.gpu = read_string(node, path, key); });
+    else if (key == "precision") at([&] { spec.precision = parse_precision(read_string(node, path, key)); });
+    else if (key == "intra_node_bandwidth_gbytes") at([&] { spec.intra_bandwidth_gbytes = read_number(node, path, key); });
+    else if (key == "intra_node_latency_us") at([&] { spec.intra_latency_us = read_number(node, path, key); });
+    else if (key == "inter_node_bandwidth_gbits") at([&] { spec.inter_bandwidth_gbits = read_number(node, path, key); });
+    else if (key == "inter_node_latency_us") at([&] { spec.inter_latency_us = read_number(node, path, key); });
+    else if (key == "nics_per_node") at([&] { spec.nics_per_node = read_int(node, path, key); });
+    else if (key == "compute_efficiency") at([&] { spec.compute_efficiency = read_number(node, path, key); });
+    else if (key == "kernel_overhead_us") at([&] { spec.kernel_overhead_us = read_number(node, path, key); });
     else throw UsageError(where(path, node.source()) + ": unknown key 'cluster." + key + "'");
-  }
-  try {
-    validate(spec);
-  } catch (const UsageError& err) {
-    throw UsageError(path + ": " + err.what());
   }
   return spec;
 }
@@ -124,6 +130,7 @@ DeviceGraph build_device_graph(const ClusterSpec& spec) {
   device.memory_bytes = model.memory_bytes;
   device.compute_efficiency = spec.compute_efficiency;
   device.kernel_overhead_s = spec.kernel_overhead_us * 1e-6;
+  device.bytes_per_element = spec.precision == Precision::kBf16 ? 2 : 4;
   const Link intra{spec.intra_bandwidth_gbytes.value_or(model.nvlink_pair_bandwidth / 1e9) * 1e9,
                    spec.intra_latency_us * 1e-6};
   const Link network{spec.inter_bandwidth_gbits / 8.0 * 1e9 * spec.nics_per_node,

@@ -3,6 +3,7 @@
 // prices. Devices are numbered node-major (node k holds devices k*G .. k*G+G-1 for G GPUs
 // per node); every node has the same GPUs and the same intra-node link matrix, and
 // reaches the other nodes through its network interfaces.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct Device {
   double memory_bytes = 0.0;
   double compute_efficiency = 1.0;  // fraction of peak reached by large kernels
   double kernel_overhead_s = 0.0;   // fixed cost of launching one kernel
+  int64_t bytes_per_element = 4;    // 4 for fp32/tf32 training, 2 for bf16
 };
 
 // A one-directional path between two devices.

@@ -50,17 +50,17 @@ const std::vector<GpuModel>& gpu_catalog() {
   // NVLink per pair: per-link one-way rate times the links between a pair in the usual
   // 4- or 8-GPU board (NVSwitch boards: a GPU's whole NVLink rate to any peer).
   static const std::vector<GpuModel> catalog = {
-      {"p100", "Tesla P100-SXM2-16GB", 10.6 * kT, 0, 21.2 * kT, 732 * kGB, 16 * kGiB, 20 * kGB,
+      {"p100", "Tesla P100-SXM2-16GB", 10.6 * kT, 0, 0, 732 * kGB, 16 * kGiB, 20 * kGB,
        "NVLink 1.0, 20 GB/s per link, one link per GPU pair (DGX-1 cube mesh)"},
-      {"v100", "Tesla V100-SXM2-32GB", 15.7 * kT, 0, 125 * kT, 900 * kGB, 32 * kGiB, 50 * kGB,
+      {"v100", "Tesla V100-SXM2-32GB", 15.7 * kT, 0, 0, 900 * kGB, 32 * kGiB, 50 * kGB,
        "NVLink 2.0, 25 GB/s per link, two links per GPU pair (4-GPU all-to-all)"},
-      {"t4", "Tesla T4", 8.1 * kT, 0, 65 * kT, 320 * kGB, 16 * kGiB, 12 * kGB,
+      {"t4", "Tesla T4", 8.1 * kT, 0, 0, 320 * kGB, 16 * kGiB, 12 * kGB,
        "no NVLink: PCIe Gen3 x16, about 12 GB/s achievable"},
-      {"a100", "A100-SXM4-80GB", 19.5 * kT, 156 * kT, 312 * kT, 2039 * kGB, 80 * kGB, 300 * kGB,
+      {"a100", "A100-SXM4-80GB", 19.5 * kT, 156 * kT, 312 * kT, 2039 * kGB, 80 * kGiB, 300 * kGB,
        "NVLink 3.0 through NVSwitch, 12 links x 25 GB/s"},
-      {"h100", "H100-SXM5-80GB", 67 * kT, 494.7 * kT, 989.4 * kT, 3350 * kGB, 80 * kGB, 450 * kGB,
+      {"h100", "H100-SXM5-80GB", 67 * kT, 494.7 * kT, 989.4 * kT, 3350 * kGB, 80 * kGiB, 450 * kGB,
        "NVLink 4.0 through NVSwitch, 18 links x 25 GB/s"},
-      {"h200", "H200-SXM-141GB", 67 * kT, 494.7 * kT, 989.4 * kT, 4800 * kGB, 141 * kGB, 450 * kGB,
+      {"h200", "H200-SXM-141GB", 67 * kT, 494.7 * kT, 989.4 * kT, 4800 * kGB, 141 * kGiB, 450 * kGB,
        "NVLink 4.0 through NVSwitch, 18 links x 25 GB/s"},
   };
   return catalog;
