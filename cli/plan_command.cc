@@ -30,6 +30,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandArgs& args) {
   cmd->add_option("--cluster", args.cluster_file, "TOML file with a [cluster] table; flags override it");
   cmd->add_option("--placement", args.placement, "Device blocks per tile count: first-block or aligned-blocks")
       ->capture_default_str();
+  cmd->add_option("--sync", args.sync,
+                  "Weight synchronization: ring (all-reduce, as NCCL does) or ps (a parameter server per "
+                  "shard, the paper's model)")
+      ->capture_default_str();
   cmd->add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
   cmd->add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
   cmd->add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
@@ -94,6 +98,8 @@ int run_plan_command(const PlanCommandArgs& args) {
   PlanOptions options;
   options.space.placement = parse_placement(args.placement);
   options.time_budget_s = args.time_budget_s;
+  require(args.sync == "ring" || args.sync == "ps", "--sync " + args.sync + ": expected ring or ps");
+  options.sync = args.sync == "ps" ? SyncScheme::kParameterServer : SyncScheme::kRingAllReduce;
   const ModelGraph graph = build_zoo_model(args.model, batch);
   const DeviceGraph devices = build_device_graph(spec);
   const Plan plan = make_plan(graph, devices, options);

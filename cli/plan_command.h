@@ -20,6 +20,7 @@ struct PlanCommandArgs {
   std::optional<int> nics_per_node;
   std::optional<std::string> cluster_file;
   std::string placement = "first-block";
+  std::string sync = "ring";
   std::optional<double> time_budget_s;
   std::optional<std::string> json_file;
   bool verbose = false;

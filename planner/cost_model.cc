@@ -8,10 +8,11 @@
 
 namespace layerplan {
 
-CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices)
+CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncScheme sync_scheme)
     : graph_(graph),
       devices_(devices),
       element_bytes_(devices.device().bytes_per_element),
+      sync_scheme_(sync_scheme),
       send_s_(static_cast<size_t>(devices.device_count())),
       recv_s_(static_cast<size_t>(devices.device_count())),
       net_out_(static_cast<size_t>(devices.nodes())),
@@ -92,17 +93,25 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
     groups[static_cast<size_t>(tile_coords(config.degrees, t)[1] % shards)].push_back(
         config.devices[static_cast<size_t>(t)]);
   }
+  for (auto& group : groups) std::sort(group.begin(), group.end());
+  const double bytes = static_cast<double>(shard * element_bytes_);
+  cost.time_s = sync_scheme_ == SyncScheme::kParameterServer ? parameter_server_time(groups, bytes)
+                                                              : ring_all_reduce_time(groups, bytes);
+  cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * element_bytes_;
+  return cost;
+}
+
+double CostModel::ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const {
   std::vector<int> leaving(static_cast<size_t>(devices_.nodes()), 0);  // ring hops out of each node
-  for (auto& ring : groups) {
-    std::sort(ring.begin(), ring.end());
+  for (const auto& ring : groups) {
     for (size_t i = 0; i < ring.size(); ++i) {
       const int a = ring[i], b = ring[(i + 1) % ring.size()];
       if (!devices_.same_node(a, b)) ++leaving[static_cast<size_t>(devices_.node_of(a))];
     }
   }
-  const double bytes = static_cast<double>(shard * element_bytes_);
-  const double r = replicas;
+  double slowest = 0.0;
   for (const auto& ring : groups) {
+    const double r = static_cast<double>(ring.size());
     double bottleneck = std::numeric_limits<double>::infinity();
     double latency = 0.0;
     for (size_t i = 0; i < ring.size(); ++i) {
@@ -114,11 +123,36 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
       bottleneck = std::min(bottleneck, bw);
       latency = std::max(latency, link.latency);
     }
-    const double t = 2.0 * (r - 1) / r * bytes / bottleneck + 2.0 * (r - 1) * latency;
-    cost.time_s = std::max(cost.time_s, t);
+    slowest = std::max(slowest, 2.0 * (r - 1) / r * bytes / bottleneck + 2.0 * (r - 1) * latency);
   }
-  cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * element_bytes_;
-  return cost;
+  return slowest;
+}
+
+double CostModel::parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const {
+  // The group's first device is its server: every other replica sends it the gradient and
+  // receives the updated shard. The server's intra-node links and each node's network
+  // carry those bytes; push and pull take the same time.
+  std::vector<double> net_in(static_cast<size_t>(devices_.nodes()), 0.0), net_out(net_in.size(), 0.0);
+  double slowest = 0.0, latency = 0.0;
+  for (const auto& group : groups) {
+    const int server = group.front();
+    double server_s = 0.0;
+    for (size_t i = 1; i < group.size(); ++i) {
+      const Link& link = devices_.link(group[i], server);
+      latency = std::max(latency, link.latency);
+      if (devices_.same_node(group[i], server)) {
+        server_s += bytes / link.bandwidth;
+      } else {
+        net_in[static_cast<size_t>(devices_.node_of(server))] += bytes;
+        net_out[static_cast<size_t>(devices_.node_of(group[i]))] += bytes;
+      }
+    }
+    slowest = std::max(slowest, server_s);
+  }
+  for (size_t k = 0; k < net_in.size(); ++k) {
+    slowest = std::max(slowest, std::max(net_in[k], net_out[k]) / devices_.network().bandwidth);
+  }
+  return 2.0 * (slowest + latency);
 }
 
 TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configuration& producer,

@@ -11,7 +11,9 @@
 //    once backward (gradients move the same volumes back);
 //  - sync: every weight shard is all-reduced among its replicas by a ring:
 //    2(r-1)/r · bytes / bottleneck bandwidth + 2(r-1) · latency, rings in parallel, with a
-//    node's network shared by the rings that leave it.
+//    node's network shared by the rings that leave it; or, as in the paper's model, through
+//    a parameter server per shard (the replica group's first device) that receives every
+//    replica's gradient and sends the shard back.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,9 +36,12 @@ struct SyncCost {
   int64_t bytes = 0;  // sent by all replicas together
 };
 
+enum class SyncScheme { kRingAllReduce, kParameterServer };
+
 class CostModel {
  public:
-  CostModel(const ModelGraph& graph, const DeviceGraph& devices);
+  CostModel(const ModelGraph& graph, const DeviceGraph& devices,
+            SyncScheme sync_scheme = SyncScheme::kRingAllReduce);
 
   double compute_time(const Layer& layer, const Configuration& config) const;
   SyncCost sync(const Layer& layer, const Configuration& config) const;
@@ -49,12 +54,16 @@ class CostModel {
  private:
   double roofline(double flops, double bytes, int kernels) const;
   TransferCost price_traffic(const EdgeTraffic& traffic) const;
+  // Time to synchronize shards of `bytes` among each group of devices (sorted), in parallel.
+  double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
+  double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   TransferCost transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
                                         const Configuration& consumer_config) const;
 
   const ModelGraph& graph_;
   const DeviceGraph& devices_;
   int64_t element_bytes_;  // of activations, weights and gradients at the training precision
+  SyncScheme sync_scheme_;
   // Every intra-node link has the same bandwidth and latency, so per-device element counts
   // (EdgeTraffic) price a transfer; otherwise each pair is priced over its own link.
   bool uniform_intra_ = true;

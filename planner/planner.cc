@@ -170,7 +170,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
     plan.space_sizes.push_back(static_cast<int>(space[static_cast<size_t>(plan.unit_of_layer[static_cast<size_t>(l.id)])].size()));
   }
 
-  const CostModel model(graph, devices);
+  const CostModel model(graph, devices, options.sync);
   CostGraph costs;
   for (const auto& configs : space) costs.add_node(std::vector<double>(configs.size(), 0.0));
   std::vector<std::string> unit_key;

@@ -40,6 +40,7 @@ struct StrategyCost {
 
 struct PlanOptions {
   SpaceOptions space;
+  SyncScheme sync = SyncScheme::kRingAllReduce;
   // The whole plan (configurations, cost tables, search) must finish within this many
   // seconds; past it, the best baseline is returned with a warning.
   std::optional<double> time_budget_s;
