@@ -158,7 +158,10 @@ double CostModel::parameter_server_time(const std::vector<std::vector<int>>& gro
 TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configuration& producer,
                                  const Configuration& consumer_config) const {
   if (!uniform_intra_) return transfer_over_pair_links(consumer, slot, producer, consumer_config);
-  auto& factored = factored_[{consumer.id, slot}];
+  if (factored_.size() <= static_cast<size_t>(consumer.id)) factored_.resize(static_cast<size_t>(graph_.size()));
+  auto& slots = factored_[static_cast<size_t>(consumer.id)];
+  if (slots.size() <= static_cast<size_t>(slot)) slots.resize(consumer.inputs.size());
+  auto& factored = slots[static_cast<size_t>(slot)];
   if (!factored) factored = std::make_unique<FactoredEdgeTraffic>(graph_, consumer, slot, devices_);
   if (!factored->compute(producer, consumer_config, traffic_)) {
     edge_traffic_by_pairs(graph_, consumer, slot, producer, consumer_config, devices_, traffic_);

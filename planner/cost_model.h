@@ -15,7 +15,6 @@
 //    a parameter server per shard (the replica group's first device) that receives every
 //    replica's gradient and sends the shard back.
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <vector>
 
@@ -69,7 +68,7 @@ class CostModel {
   bool uniform_intra_ = true;
   // Scratch space for transfer(), one entry per device / node.
   mutable EdgeTraffic traffic_;
-  mutable std::map<std::pair<int, int>, std::unique_ptr<FactoredEdgeTraffic>> factored_;  // by (consumer, slot)
+  mutable std::vector<std::vector<std::unique_ptr<FactoredEdgeTraffic>>> factored_;  // [consumer][slot]
   mutable std::vector<double> send_s_, recv_s_, net_out_, net_in_;
 };
 

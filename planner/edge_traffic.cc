@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace layerplan {
 
@@ -65,7 +66,6 @@ bool node_tile_box(const Configuration& config, const DeviceGraph& devices, int 
 }  // namespace
 
 namespace {
-constexpr int kMaxLog = 31;
 int log2_exact(int v) {
   if (v <= 0 || (v & (v - 1)) != 0) return -1;
   int l = 0;
@@ -76,13 +76,14 @@ int log2_exact(int v) {
 
 FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot,
                                          const DeviceGraph& devices)
-    : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices) {
-  tables_.resize(static_cast<size_t>(kNumDims * kMaxLog * kMaxLog));
+    : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices),
+      max_log_(log2_exact(devices.device_count()) >= 0 ? log2_exact(devices.device_count()) + 1 : 1) {
+  tables_.resize(static_cast<size_t>(kNumDims * max_log_ * max_log_));
   built_.assign(tables_.size(), 0);
 }
 
 const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg, int qdeg) {
-  const auto at = static_cast<size_t>((d * kMaxLog + log2_exact(pdeg)) * kMaxLog + log2_exact(qdeg));
+  const auto at = static_cast<size_t>((d * max_log_ + log2_exact(pdeg)) * max_log_ + log2_exact(qdeg));
   DimTable& t = tables_[at];
   if (built_[at]) return t;
   built_[at] = 1;
@@ -129,6 +130,29 @@ void next_tile(const Degrees& degrees, Coords& c) {
 
 }  // namespace
 
+const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Configuration& config) {
+  uint64_t key = static_cast<uint64_t>(config.devices.front()) << 24;
+  for (int d = 0; d < kNumDims; ++d) key |= static_cast<uint64_t>(log2_exact(config.degrees[d]) & 63) << (6 * d);
+  auto [it, inserted] = node_boxes_.try_emplace(key);
+  NodeBoxes& b = it->second;
+  if (!inserted) return b;
+  // Per node, the box of tile coordinates it holds. On an aligned block this is always a
+  // box; verify rather than assume.
+  const int nodes = devices_.nodes(), g = devices_.gpus_per_node();
+  const int first = config.devices.front();
+  b.has.assign(static_cast<size_t>(nodes), 0);
+  b.lo.resize(static_cast<size_t>(nodes));
+  b.hi.resize(static_cast<size_t>(nodes));
+  b.valid = true;
+  for (int k = 0; k < nodes; ++k) {
+    const auto i_k = static_cast<size_t>(k);
+    b.has[i_k] = node_tile_box(config, devices_, k, b.lo[i_k], b.hi[i_k]);
+    const bool here = first < (k + 1) * g && first + config.tiles() > k * g;
+    if (here != static_cast<bool>(b.has[i_k])) b.valid = false;
+  }
+  return b;
+}
+
 bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configuration& consumer_config,
                                   EdgeTraffic& out) {
   if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
@@ -136,29 +160,18 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   const Degrees& qd = consumer_config.degrees;
   std::array<const DimTable*, kNumDims> dim{};
   for (int d = 0; d < kNumDims; ++d) {
-    if (log2_exact(pd[d]) < 0 || log2_exact(qd[d]) < 0) return false;
+    const int lp = log2_exact(pd[d]), lq = log2_exact(qd[d]);
+    if (lp < 0 || lq < 0 || lp >= max_log_ || lq >= max_log_) return false;
     dim[static_cast<size_t>(d)] = &table(d, pd[d], qd[d]);
   }
   const int nodes = devices_.nodes(), g = devices_.gpus_per_node();
   const int pfirst = producer.devices.front(), qfirst = consumer_config.devices.front();
-  // Per node, the box of producer and of consumer tile coordinates it holds. On an aligned
-  // block this is always a box; verify rather than assume.
-  thread_local std::vector<char> p_has, q_has;
-  thread_local std::vector<Coords> p_lo, p_hi, q_lo, q_hi;
-  p_has.assign(static_cast<size_t>(nodes), 0);
-  q_has.assign(static_cast<size_t>(nodes), 0);
-  p_lo.resize(static_cast<size_t>(nodes));
-  p_hi.resize(p_lo.size());
-  q_lo.resize(p_lo.size());
-  q_hi.resize(p_lo.size());
-  for (int k = 0; k < nodes; ++k) {
-    const auto i_k = static_cast<size_t>(k);
-    p_has[i_k] = node_tile_box(producer, devices_, k, p_lo[i_k], p_hi[i_k]);
-    q_has[i_k] = node_tile_box(consumer_config, devices_, k, q_lo[i_k], q_hi[i_k]);
-    const bool p_here = pfirst < (k + 1) * g && pfirst + producer.tiles() > k * g;
-    const bool q_here = qfirst < (k + 1) * g && qfirst + consumer_config.tiles() > k * g;
-    if (p_here != static_cast<bool>(p_has[i_k]) || q_here != static_cast<bool>(q_has[i_k])) return false;
-  }
+  const NodeBoxes& pb = node_boxes(producer);
+  const NodeBoxes& qb = node_boxes(consumer_config);
+  if (!pb.valid || !qb.valid) return false;
+  const std::vector<char>& p_has = pb.has;
+  const std::vector<char>& q_has = qb.has;
+  const std::vector<Coords>&p_lo = pb.lo, &p_hi = pb.hi, &q_lo = qb.lo, &q_hi = qb.hi;
   out.reset(devices_.device_count(), nodes);
 
   // Receivers: each consumer tile needs its region, minus what its own device holds; what

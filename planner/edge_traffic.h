@@ -8,7 +8,9 @@
 //    This costs O(tiles x dims) instead of O(overlapping tile pairs), and is what makes cost
 //    tables for 64-256 GPUs affordable. It applies when both configurations sit on aligned
 //    blocks of consecutive devices (every configuration the search enumerates).
+#include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "planner/geometry.h"
@@ -58,12 +60,22 @@ class FactoredEdgeTraffic {
   };
   const DimTable& table(int dim, int producer_degree, int consumer_degree);
 
+  // Per node, the box of tile coordinates of a configuration that it holds.
+  struct NodeBoxes {
+    bool valid = false;  // every node holding tiles holds a box of them
+    std::vector<char> has;
+    std::vector<std::array<int, kNumDims>> lo, hi;
+  };
+  const NodeBoxes& node_boxes(const Configuration& config);  // cached by degrees and block
+
   const ModelGraph& graph_;
   const Layer& consumer_;
   int slot_;
   const DeviceGraph& devices_;
+  int max_log_;                   // degrees up to 2^(max_log_-1), the device count
   std::vector<DimTable> tables_;  // [dim][log2 P][log2 Q], built on first use
   std::vector<char> built_;
+  std::unordered_map<uint64_t, NodeBoxes> node_boxes_;
 };
 
 // One-shot form of FactoredEdgeTraffic::compute.
