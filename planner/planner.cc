@@ -137,7 +137,11 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   const auto start = Clock::now();
   std::optional<Clock::time_point> deadline;
   if (options.time_budget_s) {
-    deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.time_budget_s));
+    // Budgets beyond a year mean "no limit"; converting them to clock ticks would overflow.
+    constexpr double kYear = 365.0 * 24 * 3600;
+    if (*options.time_budget_s < kYear) {
+      deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.time_budget_s));
+    }
   }
   const int n_devices = devices.device_count();
   Plan plan;

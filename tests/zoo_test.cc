@@ -26,6 +26,9 @@ struct ZooCase {
   Shape input;            // at batch 1
 };
 
+// Test names and failure messages show the model's name, not the struct's bytes.
+void PrintTo(const ZooCase& c, std::ostream* os) { *os << c.name; }
+
 // LeNet-5 MACs by hand (batch 1):
 //   conv1  6x28x28 outputs x (1x5x5)   = 117,600
 //   conv2 16x10x10 outputs x (6x5x5)   = 240,000
