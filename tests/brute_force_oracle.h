@@ -5,8 +5,10 @@
 // only the CostGraph/CostEdge data layout. Every assignment of one configuration per
 // node is visited with a mixed-radix counter and its objective
 //   Σ_v node_cost[v][choice[v]] + Σ_e e.cost[choice[e.src] * configs(e.dst) + choice[e.dst]]
-// is computed from scratch. Only use it on graphs whose assignment space is small
-// (see assignment_count()).
+// is formed directly from the raw tables (brute_force_minimum() hoists the terms that do
+// not involve its innermost node out of the innermost loop; oracle_cost_of() is the
+// plain formula for one assignment). Only use it on graphs whose assignment space is
+// small (see assignment_count()).
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -95,23 +97,52 @@ inline OracleResult brute_force_minimum(const CostGraph& graph,
   }
 
   OracleResult best;
+  if (n == 0) {
+    best.cost = 0.0;
+    best.assignments = 1;
+    return best;
+  }
+
+  // The innermost (fastest-changing) digit is the node with the most configurations,
+  // `inner`. For each assignment of the other nodes, the part of the objective that does
+  // not involve `inner` is summed once (`base`); then every configuration of `inner` is
+  // tried, adding its node cost and the edges that touch it. Every assignment is still
+  // enumerated and its total formed from the raw tables; this only avoids re-adding
+  // the same terms for each configuration of `inner`.
+  std::size_t inner = 0;
+  for (std::size_t v = 1; v < n; ++v)
+    if (graph.node_cost[v].size() > graph.node_cost[inner].size()) inner = v;
+  std::vector<FlatEdge> outer_edges, inner_edges;
+  for (const auto& e : flat) (e.src == inner || e.dst == inner ? inner_edges : outer_edges).push_back(e);
+  const auto& inner_cost = graph.node_cost[inner];
+
   std::vector<int> digit(n, 0);  // the mixed-radix counter: digit[v] in [0, configs(v))
   while (true) {
-    double total = 0.0;
-    for (std::size_t v = 0; v < n; ++v) total += graph.node_cost[v][static_cast<std::size_t>(digit[v])];
-    for (const auto& e : flat) {
-      total += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride +
-                       static_cast<std::size_t>(digit[e.dst])];
+    double base = 0.0;
+    for (std::size_t v = 0; v < n; ++v)
+      if (v != inner) base += graph.node_cost[v][static_cast<std::size_t>(digit[v])];
+    for (const auto& e : outer_edges) {
+      base += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride +
+                      static_cast<std::size_t>(digit[e.dst])];
     }
-    ++best.assignments;
-    if (best.choice.empty() || total < best.cost) {
-      best.cost = total;
-      best.choice = digit;
+    for (std::size_t c = 0; c < inner_cost.size(); ++c) {
+      digit[inner] = static_cast<int>(c);
+      double total = base + inner_cost[c];
+      for (const auto& e : inner_edges) {
+        total += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride +
+                         static_cast<std::size_t>(digit[e.dst])];
+      }
+      ++best.assignments;
+      if (best.choice.empty() || total < best.cost) {
+        best.cost = total;
+        best.choice = digit;
+      }
     }
-    // Increment the counter; stop after wrapping the most significant digit.
+    digit[inner] = 0;
+    // Increment the counter over the other nodes; stop after the last digit wraps.
     std::size_t pos = 0;
     while (pos < n) {
-      if (++digit[pos] < static_cast<int>(graph.node_cost[pos].size())) break;
+      if (pos != inner && ++digit[pos] < static_cast<int>(graph.node_cost[pos].size())) break;
       digit[pos] = 0;
       ++pos;
     }
