@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << "layerplan: " << e.what() << " (see layerplan --help)\n";
     return kUsageExit;
   }
   try {
