@@ -2,6 +2,7 @@
 // input gives one clear line and exit code 2 without touching an existing plan file.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -29,8 +30,11 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// Unique per process: ctest runs each test case as its own process, several at a time.
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("layerplan_cmd_test_" + name)).string();
+  return (std::filesystem::temp_directory_path() /
+          ("layerplan_cmd_test_" + std::to_string(getpid()) + "_" + name))
+      .string();
 }
 
 CommandResult layerplan(const std::string& args) {
