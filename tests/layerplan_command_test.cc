@@ -45,6 +45,8 @@ CommandResult layerplan(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = read_file(out);
   r.err = read_file(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
   return r;
 }
 
