@@ -286,3 +286,19 @@ TEST_F(AlexNetPlanFile, RejectsJsonThatIsNotAPlanObject) {
 
 }  // namespace
 }  // namespace layerplan
+
+namespace layerplan {
+namespace {
+
+TEST_F(AlexNetPlanFile, RejectsALayerOfAnotherKindOrShape) {
+  const size_t conv2 = layer_index("conv2");
+  json kind = doc();
+  kind["layers"][conv2]["kind"] = "max_pool";
+  EXPECT_THAT(rejection(kind), HasSubstr("conv2"));
+  json shape = doc();
+  shape["layers"][conv2]["output_shape"][1] = 191;
+  EXPECT_THAT(rejection(shape), HasSubstr("conv2"));
+}
+
+}  // namespace
+}  // namespace layerplan
