@@ -43,6 +43,17 @@ int main(int argc, char** argv) {
   CLI::App* plan = layerplan::add_plan_command(app, plan_args);
   CLI::App* models = app.add_subcommand("models", "List the built-in models");
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
+  // CLI11 would only say that a subcommand is required; name the word that was typed.
+  const auto known = [&](const char* word) {
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->check_name(word)) return true;
+    }
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, models or gpus\n";
+    return kUsageExit;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,331 @@
+// The `layerplan` command as a user runs it: `plan` prints a row per layer, the
+// predicted speedup and the baselines; `--json` writes a plan file the runtime can read
+// and never clobbers one on failure; `models` and `gpus` list what is built in; and
+// every kind of bad input ends with exit code 2 and exactly one line on stderr that
+// starts with "layerplan:" and names what was wrong (no crash, no usage dump).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "planner/plan_json.h"
+#include "planner/zoo.h"
+
+namespace layerplan {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+const std::string kBinary = std::string(LAYERPLAN_BINARY_DIR) + "/layerplan";
+
+std::string data_file(const std::string& name) { return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/" + name; }
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+// A fresh directory for one test's files, removed afterwards. Unique per process and
+// per use: ctest runs test cases as separate processes, several at a time.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("layerplan_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string quote(const std::string& arg) {
+  std::string out = "'";
+  for (char ch : arg) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) result.push_back(line);
+  return result;
+}
+
+struct Outcome {
+  int exit_code = -1;  // -1: did not exit normally (killed by a signal)
+  std::string out, err;
+};
+
+// Runs `layerplan ARGS...` and captures its exit code, stdout and stderr.
+Outcome run(const std::vector<std::string>& args) {
+  ScratchDir dir;
+  const fs::path out = dir.path() / "stdout", err = dir.path() / "stderr";
+  std::string command = quote(kBinary);
+  for (const std::string& a : args) command += " " + quote(a);
+  command += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+  const int status = std::system(command.c_str());
+  Outcome r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+std::string describe(const Outcome& r) {
+  return "exit code " + std::to_string(r.exit_code) + "\n--- stdout ---\n" + r.out + "--- stderr ---\n" + r.err;
+}
+
+bool has_line_starting(const Outcome& r, const std::string& prefix) {
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+TEST(CliBinary, Exists) { ASSERT_TRUE(fs::exists(kBinary)) << kBinary << ": build the layerplan target"; }
+
+TEST(CliPlan, AlexNetOnSixteenP100PrintsEveryLayerTheSpeedupAndTheBaselines) {
+  const Outcome r = run({"plan", "--model", "alexnet", "--gpus", "16", "--gpus-per-node", "4", "--gpu", "p100"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith("model alexnet, batch 512, 4 nodes x 4 Tesla P100"));
+  // One row per layer, named in the first column.
+  const ModelGraph graph = alexnet(512);
+  for (const Layer& l : graph.layers()) {
+    EXPECT_TRUE(has_line_starting(r, l.name + " ")) << "no row for layer " << l.name << "\n" << r.out;
+  }
+  EXPECT_THAT(r.out, HasSubstr("on gpus 0-15"));
+  // A row per strategy: the layer-wise plan and the three baselines.
+  for (const std::string s : {"layer-wise ", "data parallel ", "model parallel ", "owt "}) {
+    EXPECT_TRUE(has_line_starting(r, s)) << "no row for strategy '" << s << "'\n" << r.out;
+  }
+  // The predicted speedup over data parallelism, and over the best baseline.
+  const std::regex speedup(
+      R"(layer-wise vs data parallel: ([0-9]+\.[0-9]+)x faster, ([0-9]+\.[0-9]+)x less communication)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, speedup)) << r.out;
+  EXPECT_GE(std::stod(m[1].str()), 1.0);
+  EXPECT_GT(std::stod(m[2].str()), 1.0);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(layer-wise vs best baseline \((data parallel|model parallel|owt)\): ([0-9]+\.[0-9]+)x faster)")))
+      << r.out;
+  EXPECT_THAT(r.out, HasSubstr("search: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("warning")));
+}
+
+TEST(CliPlan, VerboseAddsTheConfigsColumn) {
+  const Outcome plain = run({"plan", "--model", "lenet5", "--gpus", "4"});
+  const Outcome verbose = run({"plan", "--model", "lenet5", "--gpus", "4", "--verbose"});
+  ASSERT_EQ(plain.exit_code, 0) << describe(plain);
+  ASSERT_EQ(verbose.exit_code, 0) << describe(verbose);
+  EXPECT_THAT(plain.out, Not(HasSubstr("configs")));
+  EXPECT_THAT(verbose.out, HasSubstr("configs"));
+  // Every layer row gains a trailing count of the configurations considered.
+  const ModelGraph graph = lenet5(128);
+  int rows = 0;
+  for (const std::string& line : lines_of(verbose.out)) {
+    for (const Layer& l : graph.layers()) {
+      if (line.rfind(l.name + " ", 0) != 0) continue;
+      ++rows;
+      EXPECT_TRUE(std::regex_search(line, std::regex(R"(\s[1-9][0-9]*$)"))) << line;
+    }
+  }
+  EXPECT_GE(rows, graph.size());
+  EXPECT_THAT(run({"plan", "--model", "lenet5", "--gpus", "4", "-v"}).out, HasSubstr("configs"));
+}
+
+TEST(CliPlan, TinyTimeBudgetWarnsAndStillSucceeds) {
+  const Outcome r = run({"plan", "--model", "alexnet", "--gpus", "16", "--time-budget", "0.000001"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.err, StartsWith("layerplan: warning: "));
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("warning: "));
+  EXPECT_TRUE(has_line_starting(r, "data parallel "));
+}
+
+TEST(CliPlan, ClusterFileDescribesTheClusterAndFlagsOverrideIt) {
+  const Outcome r = run({"plan", "--model", "lenet5", "--cluster", data_file("full_cluster.toml")});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("model lenet5, batch 512, 2 nodes x 8 A100"));
+  const Outcome overridden = run({"plan", "--model", "lenet5", "--cluster", data_file("full_cluster.toml"), "--gpus",
+                              "8", "--gpu", "h100"});
+  ASSERT_EQ(overridden.exit_code, 0) << describe(overridden);
+  EXPECT_THAT(overridden.out, StartsWith("model lenet5, batch 256, 1 node x 8 H100"));
+}
+
+TEST(CliJson, WritesAPlanTheRuntimeCanRead) {
+  ScratchDir dir;
+  const fs::path file = dir.path() / "plan.json";
+  const Outcome r = run({"plan", "--model", "alexnet", "--gpus", "16", "--json", file.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("plan written to " + file.string()));
+  ASSERT_TRUE(fs::exists(file));
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  const std::string text = read_text(file);
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc.at("format"), "layerplan-plan");
+  EXPECT_EQ(doc.at("version"), 1);
+  EXPECT_EQ(doc.at("model"), "alexnet");
+  EXPECT_EQ(doc.at("batch"), 512);
+  const ModelGraph graph = alexnet(512);
+  EXPECT_EQ(configurations_from_json(text, graph, 16).size(), static_cast<size_t>(graph.size()));
+
+  // A successful run replaces an existing file.
+  write_text(file, "old contents\n");
+  const Outcome again = run({"plan", "--model", "alexnet", "--gpus", "16", "--json", file.string()});
+  ASSERT_EQ(again.exit_code, 0) << describe(again);
+  EXPECT_EQ(nlohmann::json::parse(read_text(file)).at("layers"), doc.at("layers"));
+}
+
+TEST(CliJson, AFailedRunLeavesAnExistingPlanFileUntouched) {
+  ScratchDir dir;
+  const fs::path file = dir.path() / "plan.json";
+  const std::string sentinel = "{\"keep\": \"me\"}\n";
+  const std::vector<std::vector<std::string>> failures = {
+      {"plan", "--model", "nosuch", "--json", file.string()},
+      {"plan", "--model", "alexnet", "--gpus", "16", "--batch", "500", "--json", file.string()},
+      {"plan", "--model", "alexnet", "--cluster", data_file("syntax_error.toml"), "--json", file.string()},
+      {"plan", "--model", "alexnet", "--placement", "bogus", "--json", file.string()},
+      {"plan", "--model", "alexnet", "--frobnicate", "--json", file.string()},
+  };
+  for (const auto& args : failures) {
+    write_text(file, sentinel);
+    const Outcome r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(read_text(file), sentinel) << describe(r);
+    EXPECT_FALSE(fs::exists(file.string() + ".tmp"));
+  }
+}
+
+TEST(CliJson, UnwritableDestinationIsAUsageError) {
+  ScratchDir dir;
+  const fs::path file = dir.path() / "no" / "such" / "dir" / "plan.json";
+  const Outcome r = run({"plan", "--model", "lenet5", "--gpus", "4", "--json", file.string()});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  ASSERT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_THAT(r.err, StartsWith("layerplan: "));
+  EXPECT_THAT(r.err, HasSubstr(file.string()));
+}
+
+TEST(CliModels, ListsTheSixZooModelsInOrder) {
+  const Outcome r = run({"models"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  const std::vector<std::string> lines = lines_of(r.out);
+  const std::vector<std::string> names = {"lenet5", "alexnet", "vgg16", "resnet50", "resnet101", "inception_v3"};
+  ASSERT_EQ(lines.size(), names.size() + 1) << r.out;  // a header, then one row per model
+  EXPECT_EQ(zoo_model_names(), names);
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_THAT(lines[i + 1], StartsWith(names[i] + " "));
+  EXPECT_THAT(lines[2], HasSubstr("61100840"));  // AlexNet, torchvision's parameter count
+}
+
+TEST(CliGpus, ListsP100ThroughH200InOrder) {
+  const Outcome r = run({"gpus"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  const std::vector<std::string> lines = lines_of(r.out);
+  const std::vector<std::string> names = {"p100", "v100", "t4", "a100", "h100", "h200"};
+  ASSERT_EQ(lines.size(), names.size() + 1) << r.out;
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_THAT(lines[i + 1], StartsWith(names[i] + " "));
+  EXPECT_THAT(lines[1], HasSubstr("Tesla P100"));
+}
+
+// ---- Bad input: exit code 2 and exactly one "layerplan: ..." line on stderr. ----
+
+struct BadInput {
+  std::string label;
+  std::vector<std::string> args;
+  std::string mentions;  // the message names the offending value
+};
+
+void PrintTo(const BadInput& b, std::ostream* os) {
+  *os << "layerplan";
+  for (const std::string& a : b.args) *os << " " << a;
+}
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"unknown_model", {"plan", "--model", "resnet9000"}, "resnet9000"},
+      {"unknown_gpu", {"plan", "--model", "lenet5", "--gpu", "k80"}, "k80"},
+      {"zero_gpus", {"plan", "--model", "lenet5", "--gpus", "0"}, "--gpus 0"},
+      {"negative_gpus", {"plan", "--model", "lenet5", "--gpus", "-4"}, "-4"},
+      {"twelve_gpus", {"plan", "--model", "lenet5", "--gpus", "12"}, "12"},
+      {"three_gpus_per_node", {"plan", "--model", "lenet5", "--gpus-per-node", "3"}, "3"},
+      {"gpus_not_a_multiple_of_node", {"plan", "--model", "lenet5", "--gpus", "16", "--gpus-per-node", "3"}, "3"},
+      {"batch_not_divisible", {"plan", "--model", "alexnet", "--gpus", "16", "--batch", "500"}, "500"},
+      {"zero_batch", {"plan", "--model", "lenet5", "--batch", "0"}, "--batch 0"},
+      {"zero_batch_per_gpu", {"plan", "--model", "lenet5", "--batch-per-gpu", "0"}, "--batch-per-gpu 0"},
+      {"negative_time_budget", {"plan", "--model", "lenet5", "--time-budget", "-1"}, "--time-budget"},
+      {"zero_time_budget", {"plan", "--model", "lenet5", "--time-budget", "0"}, "--time-budget"},
+      {"unknown_precision", {"plan", "--model", "lenet5", "--precision", "fp64"}, "fp64"},
+      {"zero_inter_bandwidth", {"plan", "--model", "lenet5", "--inter-bw", "0"}, "bandwidth"},
+      {"negative_intra_bandwidth", {"plan", "--model", "lenet5", "--intra-bw", "-1"}, "bandwidth"},
+      {"zero_nics", {"plan", "--model", "lenet5", "--nics-per-node", "0"}, "nics"},
+      {"malformed_cluster_file", {"plan", "--model", "lenet5", "--cluster", data_file("syntax_error.toml")},
+       data_file("syntax_error.toml") + ":3:"},
+      {"cluster_file_unknown_key", {"plan", "--model", "lenet5", "--cluster", data_file("unknown_key.toml")},
+       "gpus_per_nod"},
+      {"cluster_file_wrong_type", {"plan", "--model", "lenet5", "--cluster", data_file("wrong_type.toml")},
+       "gpus_per_node"},
+      {"cluster_file_negative_bandwidth",
+       {"plan", "--model", "lenet5", "--cluster", data_file("negative_bandwidth.toml")}, "-100"},
+      {"missing_cluster_file", {"plan", "--model", "lenet5", "--cluster", data_file("does_not_exist.toml")},
+       "does_not_exist.toml"},
+      {"bogus_placement", {"plan", "--model", "lenet5", "--placement", "bogus"}, "bogus"},
+      // Errors found by the flag parser itself.
+      {"unknown_flag", {"plan", "--model", "lenet5", "--frobnicate"}, "--frobnicate"},
+      {"non_numeric_gpus", {"plan", "--model", "lenet5", "--gpus", "many"}, "many"},
+      {"flag_without_value", {"plan", "--model"}, "--model"},
+      {"unknown_subcommand", {"replan"}, "replan"},
+  };
+}
+
+class CliBadInput : public testing::TestWithParam<BadInput> {};
+
+TEST_P(CliBadInput, ExitsTwoWithOneLayerplanLineOnStderr) {
+  const BadInput& c = GetParam();
+  const Outcome r = run(c.args);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  const std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 1u) << describe(r);
+  EXPECT_THAT(lines[0], StartsWith("layerplan: ")) << describe(r);
+  EXPECT_THAT(lines[0], Not(HasSubstr("internal error")));
+  EXPECT_THAT(lines[0], HasSubstr(c.mentions));
+  EXPECT_THAT(r.out, Not(HasSubstr("plan written")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, CliBadInput, testing::ValuesIn(bad_inputs()),
+                         [](const testing::TestParamInfo<BadInput>& param_info) { return param_info.param.label; });
+
+}  // namespace
+}  // namespace layerplan
