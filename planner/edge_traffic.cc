@@ -225,11 +225,4 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   return true;
 }
 
-bool edge_traffic_factored(const ModelGraph& graph, const Layer& consumer, int slot,
-                           const Configuration& producer, const Configuration& consumer_config,
-                           const DeviceGraph& devices, EdgeTraffic& out) {
-  FactoredEdgeTraffic f(graph, consumer, slot, devices);
-  return f.compute(producer, consumer_config, out);
-}
-
 }  // namespace layerplan

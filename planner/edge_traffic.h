@@ -78,9 +78,4 @@ class FactoredEdgeTraffic {
   std::unordered_map<uint64_t, NodeBoxes> node_boxes_;
 };
 
-// One-shot form of FactoredEdgeTraffic::compute.
-bool edge_traffic_factored(const ModelGraph& graph, const Layer& consumer, int slot,
-                           const Configuration& producer, const Configuration& consumer_config,
-                           const DeviceGraph& devices, EdgeTraffic& out);
-
 }  // namespace layerplan

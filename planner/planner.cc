@@ -160,7 +160,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
     const auto producer_unit = l.inputs.empty() ? -1 : plan.unit_of_layer[static_cast<size_t>(l.inputs[0])];
     if (options.fuse_elementwise && producer_unit >= 0 &&
         joins_producer(graph, l, graph.layer(head[static_cast<size_t>(producer_unit)]))) {
-      plan.unit_of_layer[static_cast<size_t>(l.id)] = plan.unit_of_layer[static_cast<size_t>(l.inputs[0])];
+      plan.unit_of_layer[static_cast<size_t>(l.id)] = producer_unit;
     } else {
       plan.unit_of_layer[static_cast<size_t>(l.id)] = static_cast<int>(head.size());
       head.push_back(l.id);
