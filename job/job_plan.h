@@ -1,0 +1,48 @@
+#pragma once
+// One job's plan from what the job asked for and what it got: the glue between the
+// topology and the planner that the `layerplan` command and the SPANK plugin share, so
+// the plugin holds no planning logic.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/model_graph.h"
+#include "planner/planner.h"
+#include "topology/admin_config.h"
+#include "topology/device_graph.h"
+#include "topology/node_topology.h"
+
+namespace layerplan {
+
+// auto: the cheapest strategy (the layer-wise plan, or a baseline if one is cheaper);
+// layerwise: the layer-wise plan; data, model, owt: that baseline.
+enum class PlanMode { kAuto, kLayerwise, kData, kModel, kOwt };
+// Parses the names above; throws UsageError naming the value otherwise.
+PlanMode parse_plan_mode(const std::string& text);
+const char* plan_mode_name(PlanMode mode);
+
+struct JobRequest {
+  PlanMode mode = PlanMode::kAuto;
+  std::string model = "resnet50";  // zoo name, or the path of a model file
+  std::optional<int64_t> batch;    // global; unset = 32 images per GPU
+  int nodes = 1;                   // every node is `node` (identical nodes)
+  std::optional<double> time_budget_s;
+};
+
+struct JobPlan {
+  ModelGraph graph{""};
+  DeviceGraph devices;
+  Plan plan;
+  const StrategyCost* chosen = nullptr;  // points into `plan`
+  std::string warning;  // e.g. the search ran out of time and data parallelism was used
+  std::string json;     // the plan file (docs/plan-format.md)
+  std::string summary;  // one line: "resnet50 layer-wise on 3x4 H100: 123.4 ms/step, ..."
+};
+
+// Plans `request` on `nodes` copies of `node` (already restricted to the job's GPUs),
+// priced with `config`. Throws UsageError for an unknown model or mode, a batch that does
+// not split, or GPU counts the planner cannot use.
+JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config);
+
+}  // namespace layerplan

@@ -1,0 +1,75 @@
+#pragma once
+// The admin's cluster defaults: one TOML file (etc/layerplan.toml is the commented
+// example, docs/admin-config.md the reference). Topology reads the GPU table, the fabric
+// and the overrides; the SPANK plugin reads [slurm]. Unknown tables and keys are errors
+// that name the file, line and column.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topology/gpu_catalog.h"
+
+namespace layerplan {
+
+// One [[gpu]] entry: figures for every GPU whose model name contains `match`.
+struct GpuFigures {
+  std::string match;  // case-insensitive substring of the discovered model name, e.g. "H100"
+  GpuModel model;     // name = the entry's key, full_name = match where not given
+};
+
+// The network between nodes. hwloc cannot read port rates, so they come from here.
+struct FabricConfig {
+  double nic_gbits = 100.0;    // per port, one way
+  double latency_us = 5.0;
+  // NICs a node uses; 0 counts the node's active InfiniBand/RoCE/EFA interfaces.
+  int nics_per_node = 0;
+};
+
+// How links inside a node are priced where no NVLink figure exists.
+struct NodeLinkConfig {
+  double intra_latency_us = 5.0;
+  double pcie_efficiency = 0.76;  // share of the PCIe link speed a GPU copy reaches (NCCL: 12/15.75)
+  double inter_socket_gbytes = 10.0;  // one way across the sockets' link (NCCL's UPI figure)
+  double compute_efficiency = 0.7;
+  double kernel_overhead_us = 5.0;
+  Precision precision = Precision::kFp32;
+};
+
+// Values that replace what discovery found (for machines whose export lies or lacks them).
+struct TopologyOverrides {
+  std::optional<std::string> gpu_model;       // a [[gpu]] or catalog key, e.g. "h100"
+  std::optional<double> nvlink_gbytes;        // every GPU pair, one way
+  std::optional<double> gpu_memory_gib;
+};
+
+// [slurm]: what the SPANK plugin does when a job does not say.
+struct SlurmDefaults {
+  std::string default_mode = "off";  // auto | layerwise | data | model | owt | off
+  std::vector<std::string> allowed_modes = {"auto", "layerwise", "data", "model", "owt", "off"};
+  std::string default_model = "resnet50";
+  std::optional<long long> default_batch;  // global batch; unset = 32 images per GPU
+  std::vector<std::string> model_path;     // folders searched for model files
+  double time_budget_s = 10.0;
+  std::string plan_dir;      // empty = the job's working directory
+  std::string topology_xml;  // empty = discover the live node through hwloc
+};
+
+struct AdminConfig {
+  std::string path;  // the file it came from, empty for the built-in defaults
+  std::vector<GpuFigures> gpus;  // searched before the built-in catalog
+  FabricConfig fabric;
+  NodeLinkConfig node;
+  TopologyOverrides overrides;
+  SlurmDefaults slurm;
+};
+
+// Reads the file; throws UsageError "PATH:LINE:COLUMN: …" for any error, or
+// "cannot read admin config 'PATH'" when it cannot be opened.
+AdminConfig load_admin_config(const std::string& path);
+
+// The GPU figures for a discovered model name: the first [[gpu]] whose `match` the name
+// contains, else the built-in catalog entry whose name it contains ("H100" in
+// "NVIDIA H100 80GB HBM3"). Throws UsageError naming the model when nothing matches.
+GpuModel figures_for_gpu(const AdminConfig& config, const std::string& discovered_model);
+
+}  // namespace layerplan
