@@ -31,10 +31,9 @@ struct JobRequest {
 };
 
 struct JobPlan {
-  ModelGraph graph{""};
+  ModelGraph graph;
   DeviceGraph devices;
-  Plan plan;
-  const StrategyCost* chosen = nullptr;  // points into `plan`
+  Plan plan;            // plan.chosen is the strategy the mode picked
   std::string warning;  // e.g. the search ran out of time and data parallelism was used
   std::string json;     // the plan file (docs/plan-format.md)
   std::string summary;  // one line: "resnet50 layer-wise on 3x4 H100: 123.4 ms/step, ..."

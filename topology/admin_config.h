@@ -11,10 +11,12 @@
 
 namespace layerplan {
 
-// One [[gpu]] entry: figures for every GPU whose model name contains `match`.
+// One [[gpu]] entry: figures for every GPU whose model name contains one of `match`.
 struct GpuFigures {
-  std::string match;  // case-insensitive substring of the discovered model name, e.g. "H100"
-  GpuModel model;     // name = the entry's key, full_name = match where not given
+  // Case-insensitive parts of the discovered model name: NVML and CUDA say
+  // "A100-SXM4-40GB", hwloc's PCI name table "GA100 [A100 SXM4 40GB]".
+  std::vector<std::string> match;
+  GpuModel model;  // name = the entry's key, full_name = the first match where not given
 };
 
 // The network between nodes. hwloc cannot read port rates, so they come from here.
@@ -63,6 +65,17 @@ struct AdminConfig {
   SlurmDefaults slurm;
 };
 
+// The modes a job or the admin may name: auto, layerwise, data, model, owt, off.
+const std::vector<std::string>& plugin_mode_names();
+// Throws UsageError "NAME 'MODE': expected auto, …" unless `mode` is one of them.
+void require_plugin_mode(const std::string& mode, const std::string& name);
+// Checks the [slurm] values together (modes known, default mode allowed, batch ≥ 1, …).
+void validate(const SlurmDefaults& slurm);
+// Sets one [slurm] key from text, as a plugstack.conf argument `key=value` gives it
+// (lists comma-separated). Throws UsageError for an unknown key or a malformed value;
+// call validate() afterwards.
+void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::string& value);
+
 // Reads the file; throws UsageError "PATH:LINE:COLUMN: …" for any error, or
 // "cannot read admin config 'PATH'" when it cannot be opened.
 AdminConfig load_admin_config(const std::string& path);
@@ -71,5 +84,8 @@ AdminConfig load_admin_config(const std::string& path);
 // contains, else the built-in catalog entry whose name it contains ("H100" in
 // "NVIDIA H100 80GB HBM3"). Throws UsageError naming the model when nothing matches.
 GpuModel figures_for_gpu(const AdminConfig& config, const std::string& discovered_model);
+
+// A [[gpu]] entry's or catalog key's figures ("h100"); throws UsageError listing the keys.
+const GpuModel& find_figures_by_name(const AdminConfig& config, const std::string& name);
 
 }  // namespace layerplan

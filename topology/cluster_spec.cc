@@ -1,61 +1,11 @@
 #include "topology/cluster_spec.h"
 
-#include <toml++/toml.h>
-
 #include <cmath>
-#include <fstream>
-#include <set>
-#include <sstream>
 
 #include "common/error.h"
+#include "topology/toml_fields.h"
 
 namespace layerplan {
-
-namespace {
-
-std::string format_number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-void require_positive(double value, const char* name) {
-  require(std::isfinite(value) && value > 0,
-          std::string(name) + " = " + format_number(value) + ": expected a positive number");
-}
-
-void require_non_negative(double value, const char* name) {
-  require(std::isfinite(value) && value >= 0,
-          std::string(name) + " = " + format_number(value) + ": expected zero or more");
-}
-
-std::string where(const std::string& path, const toml::source_region& at) {
-  return path + ":" + std::to_string(at.begin.line) + ":" + std::to_string(at.begin.column);
-}
-
-double read_number(const toml::node& node, const std::string& path, const std::string& key) {
-  if (auto v = node.value<double>(); v && (node.is_integer() || node.is_floating_point())) return *v;
-  throw UsageError(where(path, node.source()) + ": " + key + " must be a number");
-}
-
-int read_int(const toml::node& node, const std::string& path, const std::string& key) {
-  const auto* v = node.as_integer();
-  if (!v) throw UsageError(where(path, node.source()) + ": " + key + " must be an integer");
-  const int64_t value = v->get();
-  if (value < 0 || value > (1 << 20)) {
-    throw UsageError(where(path, node.source()) + ": " + key + " = " + std::to_string(value) +
-                     " is out of range");
-  }
-  return static_cast<int>(value);
-}
-
-std::string read_string(const toml::node& node, const std::string& path, const std::string& key) {
-  const auto* v = node.as_string();
-  if (!v) throw UsageError(where(path, node.source()) + ": " + key + " must be a string");
-  return v->get();
-}
-
-}  // namespace
 
 void validate(const ClusterSpec& spec) {
   require(spec.nodes >= 1, "nodes = " + std::to_string(spec.nodes) + ": expected 1 or more");
@@ -68,24 +18,15 @@ void validate(const ClusterSpec& spec) {
   require_non_negative(spec.inter_latency_us, "inter-node latency");
   require(spec.nics_per_node >= 1,
           "nics per node = " + std::to_string(spec.nics_per_node) + ": expected 1 or more");
-  require(spec.compute_efficiency > 0 && spec.compute_efficiency <= 1,
-          "compute efficiency = " + format_number(spec.compute_efficiency) +
-              ": expected a fraction in (0, 1]");
+  require_fraction(spec.compute_efficiency, "compute efficiency");
   require_non_negative(spec.kernel_overhead_us, "kernel overhead");
 }
 
 ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
-  std::ifstream file(path);
-  require(file.good(), "cannot read cluster file '" + path + "'");
-  toml::table root;
-  try {
-    root = toml::parse(file, path);
-  } catch (const toml::parse_error& err) {
-    throw UsageError(where(path, err.source()) + ": " + std::string(err.description()));
-  }
+  const toml::table root = parse_toml_file(path, "cluster file");
   for (const auto& [key, node] : root) {
     if (key.str() != "cluster") {
-      throw UsageError(where(path, node.source()) + ": unknown table or key '" +
+      throw UsageError(toml_position(path, node.source()) + ": unknown table or key '" +
                        std::string(key.str()) + "' (expected [cluster])");
     }
   }
@@ -95,14 +36,10 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
     const std::string key(k.str());
     // Each value is checked where it stands, so the message names its line and column.
     auto at = [&](auto&& read) {
-      try {
+      at_position(node, path, "cluster." + key, [&] {
         read();
         validate(spec);
-      } catch (const UsageError& err) {
-        const std::string text = err.what();
-        if (text.rfind(path + ":", 0) == 0) throw;
-        throw UsageError(where(path, node.source()) + ": cluster." + key + ": " + text);
-      }
+      });
     };
     if (key == "nodes") at([&] { spec.nodes = read_int(node, path, key); });
     else if (key == "gpus_per_node") at([&] { spec.gpus_per_node = read_int(node, path, key); });
@@ -115,7 +52,7 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
     else if (key == "nics_per_node") at([&] { spec.nics_per_node = read_int(node, path, key); });
     else if (key == "compute_efficiency") at([&] { spec.compute_efficiency = read_number(node, path, key); });
     else if (key == "kernel_overhead_us") at([&] { spec.kernel_overhead_us = read_number(node, path, key); });
-    else throw UsageError(where(path, node.source()) + ": unknown key 'cluster." + key + "'");
+    else throw UsageError(toml_position(path, node.source()) + ": unknown key 'cluster." + key + "'");
   }
   return spec;
 }

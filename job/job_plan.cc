@@ -1,0 +1,93 @@
+#include "job/job_plan.h"
+
+#include <cstdio>
+
+#include "common/error.h"
+#include "planner/plan_json.h"
+#include "planner/zoo.h"
+#include "topology/topology_device_graph.h"
+
+namespace layerplan {
+
+PlanMode parse_plan_mode(const std::string& text) {
+  if (text == "auto") return PlanMode::kAuto;
+  if (text == "layerwise") return PlanMode::kLayerwise;
+  if (text == "data") return PlanMode::kData;
+  if (text == "model") return PlanMode::kModel;
+  if (text == "owt") return PlanMode::kOwt;
+  throw UsageError("mode '" + text + "': expected auto, layerwise, data, model or owt");
+}
+
+const char* plan_mode_name(PlanMode mode) {
+  switch (mode) {
+    case PlanMode::kAuto: return "auto";
+    case PlanMode::kLayerwise: return "layerwise";
+    case PlanMode::kData: return "data";
+    case PlanMode::kModel: return "model";
+    case PlanMode::kOwt: return "owt";
+  }
+  return "auto";
+}
+
+namespace {
+
+const StrategyCost& baseline_named(const Plan& plan, const std::string& name) {
+  for (const StrategyCost& b : plan.baselines) {
+    if (b.name == name) return b;
+  }
+  throw std::logic_error("the planner priced no '" + name + "' baseline");
+}
+
+// The strategy the mode asks for. A search that ran out of time falls back to data
+// parallelism, the strategy every framework runs, rather than to a less familiar baseline.
+StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
+  switch (mode) {
+    case PlanMode::kData: return baseline_named(plan, "data parallel");
+    case PlanMode::kModel: return baseline_named(plan, "model parallel");
+    case PlanMode::kOwt: return baseline_named(plan, "owt");
+    case PlanMode::kLayerwise:
+    case PlanMode::kAuto: break;
+  }
+  if (plan.timed_out) {
+    warning = plan.warning.substr(0, plan.warning.find(';')) + "; using data parallelism";
+    return baseline_named(plan, "data parallel");
+  }
+  if (mode == PlanMode::kLayerwise) return plan.chosen;
+  const StrategyCost* best = &plan.chosen;
+  for (const StrategyCost& b : plan.baselines) {
+    if (b.step_s() < best->step_s()) best = &b;
+  }
+  return *best;
+}
+
+std::string summary_line(const JobPlan& job, int nodes) {
+  const StrategyCost& chosen = job.plan.chosen;
+  const StrategyCost& data = baseline_named(job.plan, "data parallel");
+  char line[512];
+  std::snprintf(line, sizeof line, "%s %s on %d node%s x %d %s, batch %lld: %.1f ms/step predicted (data parallel %.1f ms)",
+                job.graph.name().c_str(), chosen.name.c_str(), nodes, nodes == 1 ? "" : "s",
+                job.devices.gpus_per_node(), job.devices.device().model.c_str(),
+                static_cast<long long>(job.plan.batch), chosen.step_s() * 1e3, data.step_s() * 1e3);
+  return line;
+}
+
+}  // namespace
+
+JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config) {
+  require(request.nodes >= 1, "nodes = " + std::to_string(request.nodes) + ": expected 1 or more");
+  const NodeTopology priced = price_links(node, config);
+  DeviceGraph devices = build_device_graph(priced, request.nodes, config);
+  const int64_t batch = request.batch.value_or(int64_t{32} * devices.device_count());
+  require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 or more");
+  ModelGraph graph = build_zoo_model(request.model, batch);
+  PlanOptions options;
+  options.time_budget_s = request.time_budget_s;
+  Plan plan = make_plan(graph, devices, options);
+  JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
+  job.plan.chosen = choose(job.plan, request.mode, job.warning);
+  job.json = plan_to_json(job.plan, job.graph, job.devices);
+  job.summary = summary_line(job, request.nodes);
+  return job;
+}
+
+}  // namespace layerplan

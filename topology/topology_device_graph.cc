@@ -1,0 +1,133 @@
+#include "topology/topology_device_graph.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "topology/toml_fields.h"
+
+namespace layerplan {
+
+namespace {
+
+constexpr double kGiga = 1e9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// NCCL takes a PCIe link of unknown speed to be Gen3 x16.
+constexpr double kUnknownPcieGbytes = 15.75;
+
+// A PCIe path's one-way GB/s for GPU copies: the slowest link on it times the efficiency,
+// capped by the sockets' link when the path crosses it.
+double pcie_gbytes(const GpuLink& raw, const NodeLinkConfig& cfg) {
+  const double wire = raw.gbytes > 0 ? raw.gbytes : kUnknownPcieGbytes;
+  double effective = wire * cfg.pcie_efficiency;
+  if (raw.kind == PathKind::kCrossSocket) effective = std::min(effective, cfg.inter_socket_gbytes);
+  return effective;
+}
+
+// The slowest known PCIe link on either GPU's path (0 when neither is known).
+double slowest_pcie(const GpuInfo& a, const GpuInfo& b) {
+  const double x = a.pcie_path_gbytes, y = b.pcie_path_gbytes;
+  if (x > 0 && y > 0) return std::min(x, y);
+  return std::max(x, y);
+}
+
+std::string format_gbits(double gbits) { return format_number(gbits) + " Gb/s"; }
+
+}  // namespace
+
+NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
+  require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + ": nothing to plan for");
+  const GpuModel figures = figures_for_gpu(config, node.gpus[0].model);
+  for (const GpuInfo& gpu : node.gpus) {
+    const GpuModel other = figures_for_gpu(config, gpu.model);
+    require(other.name == figures.name, "the node mixes GPU models ('" + node.gpus[0].model + "' at " +
+                                            node.gpus[0].pci_bus_id + ", '" + gpu.model + "' at " +
+                                            gpu.pci_bus_id + "): expected one model per node");
+  }
+  NodeTopology priced = node;
+  for (GpuInfo& gpu : priced.gpus) {
+    if (config.overrides.gpu_memory_gib) {
+      gpu.memory_bytes = *config.overrides.gpu_memory_gib * kGiB;
+      gpu.memory_source = Source::kConfig;
+    } else if (gpu.memory_bytes <= 0) {
+      gpu.memory_bytes = figures.memory_bytes;
+      gpu.memory_source = Source::kCatalog;
+    }
+  }
+  const int g = priced.gpu_count();
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) {
+      GpuLink& link = priced.link(a, b);
+      if (a == b) continue;
+      if (config.overrides.nvlink_gbytes) {
+        link = GpuLink{PathKind::kNvlink, *config.overrides.nvlink_gbytes, Source::kConfig, link.nvlinks};
+      } else if (link.kind == PathKind::kNvlink || link.kind == PathKind::kNvswitch) {
+        if (link.gbytes > 0) continue;  // as hwloc's matrix or NVML gave it
+        // NVSwitches seen on PCI, no figure: the GPU table's per-pair NVLink rate.
+        if (figures.nvlink_pair_bandwidth > 0) {
+          link.gbytes = figures.nvlink_pair_bandwidth / kGiga;
+          link.source = Source::kCatalog;
+        } else {
+          GpuLink raw{PathKind::kHostBridge, slowest_pcie(node.gpus[a], node.gpus[b]), Source::kPcieRule, 0};
+          link = GpuLink{PathKind::kHostBridge, pcie_gbytes(raw, config.node), Source::kPcieRule, 0};
+        }
+      } else {
+        link.gbytes = pcie_gbytes(link, config.node);
+        link.source = Source::kPcieRule;
+      }
+    }
+  }
+  return priced;
+}
+
+NetworkEstimate estimate_network(const NodeTopology& node, const FabricConfig& fabric) {
+  const double port_gbytes = fabric.nic_gbits / 8.0;
+  NetworkEstimate out;
+  if (fabric.nics_per_node > 0) {
+    out.nics = fabric.nics_per_node;
+    out.gbytes = port_gbytes * out.nics;
+    out.how = std::to_string(out.nics) + " x " + format_gbits(fabric.nic_gbits) + " (fabric.nics_per_node)";
+    return out;
+  }
+  for (const NicInfo& nic : node.nics) {
+    if (nic.kind != "OpenFabrics" || !nic.active) continue;
+    ++out.nics;
+    // A port cannot send faster than the NIC's PCIe link.
+    out.gbytes += nic.pcie_gbytes > 0 ? std::min(port_gbytes, nic.pcie_gbytes) : port_gbytes;
+  }
+  if (out.nics == 0) {
+    out.nics = 1;
+    out.gbytes = port_gbytes;
+    out.how = "no active InfiniBand/RoCE/EFA interface found: 1 x " + format_gbits(fabric.nic_gbits) + " assumed";
+  } else {
+    out.how = std::to_string(out.nics) + " active NIC" + (out.nics == 1 ? "" : "s") + " x " +
+              format_gbits(fabric.nic_gbits) + " (fabric.nic_gbits), capped by each NIC's PCIe link";
+  }
+  return out;
+}
+
+DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const AdminConfig& config) {
+  require(priced_node.gpu_count() > 0, "no NVIDIA GPU in " + priced_node.origin + ": nothing to plan for");
+  require(nodes >= 1, "nodes = " + std::to_string(nodes) + ": expected 1 or more");
+  const GpuModel figures = figures_for_gpu(config, priced_node.gpus[0].model);
+  Device device;
+  device.model = priced_node.gpus[0].model;
+  device.peak_flops = figures.flops(config.node.precision);
+  device.memory_bandwidth = figures.memory_bandwidth;
+  device.memory_bytes = priced_node.gpus[0].memory_bytes > 0 ? priced_node.gpus[0].memory_bytes : figures.memory_bytes;
+  device.compute_efficiency = config.node.compute_efficiency;
+  device.kernel_overhead_s = config.node.kernel_overhead_us * 1e-6;
+  device.bytes_per_element = config.node.precision == Precision::kBf16 ? 2 : 4;
+  const int g = priced_node.gpu_count();
+  std::vector<Link> intra(static_cast<size_t>(g * g));
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) {
+      const double gbytes = a == b ? 0.0 : priced_node.link(a, b).gbytes;
+      intra[static_cast<size_t>(a * g + b)] = Link{gbytes * kGiga, config.node.intra_latency_us * 1e-6};
+    }
+  }
+  const NetworkEstimate network = estimate_network(priced_node, config.fabric);
+  return DeviceGraph(nodes, g, device, std::move(intra),
+                     Link{network.gbytes * kGiga, config.fabric.latency_us * 1e-6});
+}
+
+}  // namespace layerplan
