@@ -24,7 +24,8 @@ const char* plan_mode_name(PlanMode mode);
 
 struct JobRequest {
   PlanMode mode = PlanMode::kAuto;
-  std::string model = "resnet50";  // zoo name, or the path of a model file
+  std::string model = "resnet50";  // zoo name, or a model file (docs/model-format.md)
+  std::vector<std::string> model_path;  // folders searched for NAME.json and NAME
   std::optional<int64_t> batch;    // global; unset = 32 images per GPU
   int nodes = 1;                   // every node is `node` (identical nodes)
   std::optional<double> time_budget_s;
@@ -38,6 +39,11 @@ struct JobPlan {
   std::string json;     // the plan file (docs/plan-format.md)
   std::string summary;  // one line: "resnet50 layer-wise on 3x4 H100: 123.4 ms/step, ..."
 };
+
+// The model `request.model` names, for `batch` images: a zoo model; else a model file at
+// that path (with a '/' or ending in .json); else NAME.json or NAME in a model_path
+// folder. Throws UsageError naming what was tried when nothing is found or readable.
+ModelGraph resolve_model(const JobRequest& request, int64_t batch);
 
 // Plans `request` on `nodes` copies of `node` (already restricted to the job's GPUs),
 // priced with `config`. Throws UsageError for an unknown model or mode, a batch that does

@@ -1,0 +1,245 @@
+#include "planner/model_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "common/error.h"
+
+namespace layerplan {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads the fields of one layer entry, with errors that name the layer.
+class LayerEntry {
+ public:
+  LayerEntry(const json& entry, std::string where) : entry_(entry), where_(std::move(where)) {}
+
+  const std::string& where() const { return where_; }
+  bool has(const char* key) const { return entry_.contains(key); }
+
+  std::string text(const char* key) const {
+    const json& v = field(key);
+    if (!v.is_string()) fail(std::string(key) + " must be a string");
+    return v.get<std::string>();
+  }
+  int integer(const char* key, int minimum) const {
+    const json& v = field(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < minimum || v.get<int64_t>() > (int64_t{1} << 30)) {
+      fail(std::string(key) + " must be an integer of at least " + std::to_string(minimum));
+    }
+    return static_cast<int>(v.get<int64_t>());
+  }
+  int integer_or(const char* key, int minimum, int fallback) const {
+    return has(key) ? integer(key, minimum) : fallback;
+  }
+  bool boolean_or(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!entry_[key].is_boolean()) fail(std::string(key) + " must be true or false");
+    return entry_[key].get<bool>();
+  }
+  [[noreturn]] void fail(const std::string& what) const { throw UsageError(where_ + ": " + what); }
+
+ private:
+  const json& field(const char* key) const {
+    if (!has(key)) fail(std::string("missing ") + key);
+    return entry_[key];
+  }
+  const json& entry_;
+  std::string where_;
+};
+
+const std::map<std::string, std::vector<std::string>>& allowed_fields() {
+  static const std::map<std::string, std::vector<std::string>> fields = {
+      {"conv2d", {"out_channels", "kernel", "stride", "padding", "bias"}},
+      {"max_pool", {"kernel", "stride", "padding"}},
+      {"avg_pool", {"kernel", "stride", "padding"}},
+      {"global_avg_pool", {}},
+      {"fully_connected", {"out_features", "bias"}},
+      {"relu", {}},
+      {"batch_norm", {}},
+      {"dropout", {}},
+      {"flatten", {}},
+      {"concat", {}},
+      {"add", {}},
+      {"softmax_cross_entropy", {}},
+  };
+  return fields;
+}
+
+// kernel/stride/padding: a number for both axes, or [height, width].
+std::pair<int, int> pair_field(const LayerEntry& e, const json& entry, const char* key, int minimum, int fallback) {
+  if (!e.has(key)) return {fallback, fallback};
+  const json& v = entry[key];
+  if (v.is_array()) {
+    if (v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() || v[0].get<int64_t>() < minimum ||
+        v[1].get<int64_t>() < minimum || v[0].get<int64_t>() > 4096 || v[1].get<int64_t>() > 4096) {
+      e.fail(std::string(key) + " must be an integer of at least " + std::to_string(minimum) +
+             " or [height, width] of such integers");
+    }
+    return {static_cast<int>(v[0].get<int64_t>()), static_cast<int>(v[1].get<int64_t>())};
+  }
+  const int both = e.integer(key, minimum);
+  return {both, both};
+}
+
+Window window_of(const LayerEntry& e, const json& entry) {
+  const auto [kh, kw] = pair_field(e, entry, "kernel", 1, 1);
+  const auto [sh, sw] = pair_field(e, entry, "stride", 1, 1);
+  const auto [ph, pw] = pair_field(e, entry, "padding", 0, 0);
+  return Window{kh, kw, sh, sw, ph, pw};
+}
+
+std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::map<std::string, int>& ids,
+                           int previous) {
+  std::vector<std::string> names;
+  if (entry.contains("inputs")) {
+    if (!entry["inputs"].is_array()) e.fail("inputs must be an array of layer names");
+    for (const json& n : entry["inputs"]) {
+      if (!n.is_string()) e.fail("inputs must be an array of layer names");
+      names.push_back(n.get<std::string>());
+    }
+  } else if (entry.contains("input")) {
+    names.push_back(e.text("input"));
+  } else {
+    return {previous};  // the layer before it
+  }
+  std::vector<int> out;
+  for (const std::string& n : names) {
+    const auto it = ids.find(n);
+    if (it == ids.end()) e.fail("input '" + n + "' is not an earlier layer");
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind,
+              const std::string& name, const std::vector<int>& in) {
+  const bool many = kind == "concat" || kind == "add";
+  if (!many && in.size() != 1) e.fail(kind + " takes one input");
+  const int x = in.front();
+  if (kind == "conv2d") return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true));
+  if (kind == "max_pool") return g.max_pool(name, x, window_of(e, entry));
+  if (kind == "avg_pool") return g.avg_pool(name, x, window_of(e, entry));
+  if (kind == "global_avg_pool") return g.global_avg_pool(name, x);
+  if (kind == "fully_connected") return g.fully_connected(name, x, e.integer("out_features", 1), e.boolean_or("bias", true));
+  if (kind == "relu") return g.relu(name, x);
+  if (kind == "batch_norm") return g.batch_norm(name, x);
+  if (kind == "dropout") return g.dropout(name, x);
+  if (kind == "flatten") return g.flatten(name, x);
+  if (kind == "concat") return g.concat(name, in);
+  if (kind == "add") return g.add(name, in);
+  return g.softmax_cross_entropy(name, x);
+}
+
+}  // namespace
+
+ModelGraph model_from_json(const std::string& text, int64_t batch, const std::string& origin) {
+  require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 or more");
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Only the position: the parser's message quotes the text, which may not be the
+    // caller's to show (the SPANK plugin reads files as root).
+    throw UsageError(origin + ": not JSON (syntax error at byte " + std::to_string(e.byte) + ")");
+  }
+  const LayerEntry top(doc, origin);
+  require(doc.is_object(), origin + ": expected a JSON object with format, version, name, input and layers");
+  require(doc.value("format", "") == "layerplan-model",
+          origin + ": not a layerplan model file (expected \"format\": \"layerplan-model\")");
+  require(doc.contains("version") && doc["version"].is_number_integer() && doc["version"].get<int64_t>() == kModelFormatVersion,
+          origin + ": model format version " + (doc.contains("version") ? doc["version"].dump() : std::string("missing")) +
+              ": expected " + std::to_string(kModelFormatVersion));
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "format" && key != "version" && key != "name" && key != "input" && key != "layers") {
+      top.fail("unknown field '" + key + "'");
+    }
+  }
+  ModelGraph g(top.text("name"));
+  require(doc.contains("input") && doc["input"].is_object(), origin + ": input must be an object {channels, height, width}");
+  const LayerEntry input(doc["input"], origin + ": input");
+  const Shape shape{{batch, input.integer("channels", 1), input.integer("height", 1), input.integer("width", 1)}};
+  std::map<std::string, int> ids{{"input", g.input("input", shape)}};
+  require(doc.contains("layers") && doc["layers"].is_array() && !doc["layers"].empty(),
+          origin + ": layers must be a non-empty array");
+  int previous = 0;
+  int index = 0;
+  for (const json& entry : doc["layers"]) {
+    const std::string where = origin + ": layers[" + std::to_string(index++) + "]";
+    require(entry.is_object(), where + ": expected an object");
+    const LayerEntry e(entry, entry.contains("name") && entry["name"].is_string()
+                                  ? where + " '" + entry["name"].get<std::string>() + "'"
+                                  : where);
+    const std::string name = e.text("name");
+    const std::string kind = e.text("kind");
+    const auto allowed = allowed_fields().find(kind);
+    if (allowed == allowed_fields().end()) {
+      e.fail("unknown kind '" + kind + "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
+             "relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
+    }
+    for (const auto& [key, value] : entry.items()) {
+      const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
+                         std::find(allowed->second.begin(), allowed->second.end(), key) != allowed->second.end();
+      if (!known) e.fail("unknown field '" + key + "' for a " + kind + " layer");
+    }
+    if (ids.count(name)) e.fail("a layer named '" + name + "' exists already");
+    const std::vector<int> in = inputs_of(e, entry, ids, previous);
+    try {
+      previous = add_layer(g, e, entry, kind, name, in);
+    } catch (const std::invalid_argument& err) {
+      e.fail(err.what());
+    }
+    ids[name] = previous;
+  }
+  return g;
+}
+
+std::string model_to_json(const ModelGraph& graph) {
+  using nlohmann::ordered_json;  // keys in the order written, as a person reads them
+  const Shape& in = graph.layer(0).output;
+  ordered_json layers = ordered_json::array();
+  for (const Layer& l : graph.layers()) {
+    if (l.kind == LayerKind::kInput) continue;
+    ordered_json entry = {{"name", l.name}, {"kind", std::string(kind_name(l.kind))}};
+    if (l.inputs.size() == 1 && l.inputs[0] != l.id - 1) entry["input"] = graph.layer(l.inputs[0]).name;
+    if (l.inputs.size() > 1) {
+      ordered_json names = ordered_json::array();
+      for (int i : l.inputs) names.push_back(graph.layer(i).name);
+      entry["inputs"] = names;
+    }
+    auto pair = [](int h, int w) { return h == w ? ordered_json(h) : ordered_json::array({h, w}); };
+    const Window& w = l.window;
+    switch (l.kind) {
+      case LayerKind::kConv2d:
+        entry["out_channels"] = l.output.c();
+        [[fallthrough]];
+      case LayerKind::kMaxPool:
+      case LayerKind::kAvgPool:
+        entry["kernel"] = pair(w.kernel_h, w.kernel_w);
+        entry["stride"] = pair(w.stride_h, w.stride_w);
+        entry["padding"] = pair(w.pad_h, w.pad_w);
+        if (l.kind == LayerKind::kConv2d) entry["bias"] = l.has_bias;
+        break;
+      case LayerKind::kFullyConnected:
+        entry["out_features"] = l.output.c();
+        entry["bias"] = l.has_bias;
+        break;
+      default:
+        break;
+    }
+    layers.push_back(entry);
+  }
+  const ordered_json doc = {{"format", "layerplan-model"},
+                    {"version", kModelFormatVersion},
+                    {"name", graph.name()},
+                    {"input", {{"channels", in.c()}, {"height", in.h()}, {"width", in.w()}}},
+                    {"layers", layers}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace layerplan

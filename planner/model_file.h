@@ -1,0 +1,23 @@
+#pragma once
+// Models described in a file rather than built in: a JSON document listing the layers in
+// the vocabulary of ModelGraph (docs/model-format.md is its specification). The planner
+// reads text, not files; the caller reads the file.
+#include <cstdint>
+#include <string>
+
+#include "planner/model_graph.h"
+
+namespace layerplan {
+
+inline constexpr int kModelFormatVersion = 1;
+
+// Builds the model described by `text` for a global batch of `batch` images. Throws
+// UsageError that starts with `origin` (the file's path) and names the layer and the
+// field at fault: malformed JSON, an unknown kind, a missing or mistyped field, an input
+// that is not an earlier layer, a window that does not fit its input.
+ModelGraph model_from_json(const std::string& text, int64_t batch, const std::string& origin);
+
+// The model as a model file (the zoo's models can be exported, edited and planned).
+std::string model_to_json(const ModelGraph& graph);
+
+}  // namespace layerplan

@@ -1,0 +1,119 @@
+// Model files: every zoo model survives export and re-import unchanged (so the format can
+// say everything the zoo says), a hand-written file builds the graph it describes, and
+// every kind of mistake is named with the layer and field at fault.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "planner/layer_math.h"
+#include "planner/model_file.h"
+#include "planner/zoo.h"
+
+namespace layerplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+void expect_same_graph(const ModelGraph& a, const ModelGraph& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.name(), b.name());
+  for (int i = 0; i < a.size(); ++i) {
+    const Layer& x = a.layer(i);
+    const Layer& y = b.layer(i);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.kind, y.kind) << x.name;
+    EXPECT_EQ(x.inputs, y.inputs) << x.name;
+    EXPECT_EQ(x.output, y.output) << x.name;
+    EXPECT_EQ(x.has_bias, y.has_bias) << x.name;
+    EXPECT_EQ(x.window.kernel_h, y.window.kernel_h) << x.name;
+    EXPECT_EQ(x.window.kernel_w, y.window.kernel_w) << x.name;
+    EXPECT_EQ(x.window.stride_h, y.window.stride_h) << x.name;
+    EXPECT_EQ(x.window.pad_w, y.window.pad_w) << x.name;
+  }
+}
+
+TEST(ModelFileTest, EveryZooModelRoundTrips) {
+  for (const std::string& name : zoo_model_names()) {
+    const ModelGraph zoo = build_zoo_model(name, 8);
+    const ModelGraph back = model_from_json(model_to_json(zoo), 8, name + ".json");
+    expect_same_graph(zoo, back);
+    EXPECT_EQ(parameter_count(zoo), parameter_count(back)) << name;
+  }
+}
+
+TEST(ModelFileTest, HandWrittenFileBuildsWhatItSays) {
+  const std::string text = R"({
+    "format": "layerplan-model", "version": 1, "name": "tiny",
+    "input": {"channels": 3, "height": 32, "width": 32},
+    "layers": [
+      {"name": "conv1", "kind": "conv2d", "out_channels": 16, "kernel": 3, "padding": 1},
+      {"name": "relu1", "kind": "relu"},
+      {"name": "branch", "kind": "conv2d", "input": "relu1", "out_channels": 8, "kernel": [1, 3], "padding": [0, 1], "bias": false},
+      {"name": "cat", "kind": "concat", "inputs": ["relu1", "branch"]},
+      {"name": "pool", "kind": "max_pool", "kernel": 2, "stride": 2},
+      {"name": "flat", "kind": "flatten"},
+      {"name": "fc", "kind": "fully_connected", "out_features": 10},
+      {"name": "loss", "kind": "softmax_cross_entropy"}
+    ]})";
+  const ModelGraph g = model_from_json(text, 4, "tiny.json");
+  EXPECT_EQ(g.name(), "tiny");
+  ASSERT_EQ(g.size(), 9);
+  EXPECT_EQ(g.layer(3).output, (Shape{{4, 8, 32, 32}}));
+  EXPECT_FALSE(g.layer(3).has_bias);
+  EXPECT_EQ(g.layer(4).output, (Shape{{4, 24, 32, 32}}));
+  EXPECT_EQ(g.layer(5).output, (Shape{{4, 24, 16, 16}}));
+  EXPECT_EQ(g.layer(7).output, (Shape{{4, 10, 1, 1}}));
+  // conv1 16*3*9+16, branch 8*16*3, fc 24*16*16*10+10
+  EXPECT_EQ(parameter_count(g), 16 * 3 * 9 + 16 + 8 * 16 * 3 + 24 * 16 * 16 * 10 + 10);
+}
+
+std::string error_of(const std::string& layers, const std::string& head = "") {
+  const std::string text = R"({"format": "layerplan-model", "version": 1, "name": "m", )" + head +
+                           R"("input": {"channels": 1, "height": 8, "width": 8}, "layers": [)" + layers + "]}";
+  try {
+    model_from_json(text, 2, "m.json");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ModelFileTest, MistakesNameTheLayerAndField) {
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv3d"})"),
+            "m.json: layers[0] 'a': unknown kind 'conv3d': expected conv2d, max_pool, avg_pool, global_avg_pool, "
+            "fully_connected, relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "kernel": 3})"), "m.json: layers[0] 'a': missing out_channels");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "out_channels": "8"})"),
+            "m.json: layers[0] 'a': out_channels must be an integer of at least 1");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "relu", "kernel": 3})"),
+            "m.json: layers[0] 'a': unknown field 'kernel' for a relu layer");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "relu", "input": "b"})"),
+            "m.json: layers[0] 'a': input 'b' is not an earlier layer");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "relu"}, {"name": "a", "kind": "relu"})"),
+            "m.json: layers[1] 'a': a layer named 'a' exists already");
+  EXPECT_THAT(error_of(R"({"name": "a", "kind": "max_pool", "kernel": 9})"),
+              HasSubstr("m.json: layers[0] 'a': layer a: window 9/1/0 does not fit an input extent of 8"));
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "add", "inputs": ["input"]})"),
+            "m.json: layers[0] 'a': add a needs two inputs");
+  EXPECT_EQ(error_of("", R"("colour": "red", )"), "m.json: unknown field 'colour'");
+  EXPECT_EQ(error_of(""), "m.json: layers must be a non-empty array");
+}
+
+TEST(ModelFileTest, OtherDocumentsAreRefused) {
+  try {
+    model_from_json("{not json", 1, "x.json");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("x.json: not JSON"));
+  }
+  EXPECT_THROW(model_from_json(R"({"format": "layerplan-plan", "version": 1})", 1, "x.json"), UsageError);
+  try {
+    model_from_json(R"({"format": "layerplan-model", "version": 2})", 1, "x.json");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "x.json: model format version 2: expected 1");
+  }
+}
+
+}  // namespace
+}  // namespace layerplan
