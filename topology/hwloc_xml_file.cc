@@ -1,0 +1,67 @@
+#include "topology/hwloc_xml_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace layerplan {
+
+namespace {
+
+// The value of `attribute` inside the tag that starts at `tag` ("" when absent).
+std::string attribute_value(const std::string& text, size_t tag, const std::string& attribute) {
+  const size_t end = text.find('>', tag);
+  if (end == std::string::npos) return "";
+  const std::string element = text.substr(tag, end - tag);
+  const size_t at = element.find(" " + attribute + "=");
+  if (at == std::string::npos) return "";
+  const size_t open = at + attribute.size() + 2;
+  if (open >= element.size() || (element[open] != '"' && element[open] != '\'')) return "";
+  const size_t close = element.find(element[open], open + 1);
+  if (close == std::string::npos) return "";
+  return element.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+std::string read_hwloc_xml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw UsageError("cannot read hwloc XML file '" + path + "': " + std::strerror(errno));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw UsageError("cannot read hwloc XML file '" + path + "': read error");
+  const std::string text = buffer.str();
+
+  const size_t tag = text.find("<topology");
+  if (tag == std::string::npos) {
+    throw UsageError("'" + path + "' is not an hwloc XML export: no <topology> element (expected the output of "
+                     "`lstopo FILE.xml`)");
+  }
+  const std::string version = attribute_value(text, tag, "version");
+  if (!version.empty()) {
+    int major = 0;
+    for (char c : version) {
+      if (c < '0' || c > '9') break;
+      major = major * 10 + (c - '0');
+    }
+    if (major >= 3) {
+      throw UsageError("'" + path + "' is an hwloc 3 export (<topology version=\"" + version +
+                       "\">), which hwloc 2.9 cannot import: re-export it with `lstopo --of v2xml FILE.xml` on the "
+                       "machine's hwloc");
+    }
+  }
+  const size_t last = text.find_last_not_of(" \t\r\n");
+  const std::string closing = "</topology>";
+  if (last == std::string::npos || last + 1 < closing.size() ||
+      text.compare(last + 1 - closing.size(), closing.size(), closing) != 0) {
+    throw UsageError("'" + path + "' is malformed hwloc XML: it does not end with </topology> (a truncated file?)");
+  }
+  return text;
+}
+
+}  // namespace layerplan
