@@ -1,0 +1,123 @@
+// Bad topology input gives one UsageError line that names the file and says what was
+// expected: a missing file, something that is not hwloc XML, a truncated file, XML that
+// hwloc cannot import, and an hwloc 3 export.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "common/error.h"
+#include "topology/discovery.h"
+
+namespace layerplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string fixture(const std::string& name) {
+  return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/topologies/" + name;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// A per-process temporary file holding `text`, removed at the end of the test.
+class TempXml {
+ public:
+  explicit TempXml(const std::string& text)
+      : path_(testing::TempDir() + "layerplan_topology_" + std::to_string(getpid()) + "_" +
+              testing::UnitTest::GetInstance()->current_test_info()->name() + ".xml") {
+    std::ofstream(path_) << text;
+  }
+  ~TempXml() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The message of the UsageError discover_node throws for `path`, or a failure.
+std::string discovery_error(const std::string& path) {
+  DiscoveryOptions options;
+  options.topology_xml = path;
+  try {
+    discover_node(options);
+  } catch (const UsageError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a UsageError: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no error for " << path;
+  return "";
+}
+
+TEST(TopologyErrors, MissingFileIsNamed) {
+  const std::string message = discovery_error("/nonexistent/node.xml");
+  EXPECT_EQ(message, "cannot read hwloc XML file '/nonexistent/node.xml': No such file or directory");
+}
+
+TEST(TopologyErrors, FileWithoutTopologyElementIsNotHwlocXml) {
+  const TempXml file("this is not XML at all\n");
+  const std::string message = discovery_error(file.path());
+  EXPECT_THAT(message, HasSubstr("'" + file.path() + "' is not an hwloc XML export: no <topology> element"));
+}
+
+TEST(TopologyErrors, TruncatedExportIsMalformed) {
+  const std::string text = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+  const TempXml file(text.substr(0, 5000));
+  const std::string message = discovery_error(file.path());
+  EXPECT_THAT(message, HasSubstr("'" + file.path() + "' is malformed hwloc XML"));
+  EXPECT_THAT(message, HasSubstr("does not end with </topology>"));
+}
+
+TEST(TopologyErrors, XmlThatHwlocCannotImportIsMalformed) {
+  const TempXml file("<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" <<broken>>\n</topology>\n");
+  const std::string message = discovery_error(file.path());
+  EXPECT_EQ(message, "'" + file.path() + "' is malformed hwloc XML: hwloc 2.9 could not import it");
+}
+
+TEST(TopologyErrors, Hwloc3ExportSaysHowToReexportIt) {
+  std::string text = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+  const std::string v2 = "<topology version=\"2.0\">";
+  ASSERT_NE(text.find(v2), std::string::npos);
+  text.replace(text.find(v2), v2.size(), "<topology version=\"3.0\">");
+  const TempXml file(text);
+  const std::string message = discovery_error(file.path());
+  EXPECT_THAT(message, HasSubstr("'" + file.path() + "' is an hwloc 3 export"));
+  EXPECT_THAT(message, HasSubstr("hwloc 2.9 cannot import"));
+  EXPECT_THAT(message, HasSubstr("lstopo --of v2xml"));
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+}
+
+TEST(TopologyErrors, EnvironmentVariableNamesTheExportWhenNoFileIsGiven) {
+  setenv("LAYERPLAN_TOPOLOGY_XML", fixture("mpibind-pascal-2xp100-pcie-ib.xml").c_str(), 1);
+  const NodeTopology node = discover_node(DiscoveryOptions{});
+  unsetenv("LAYERPLAN_TOPOLOGY_XML");
+  EXPECT_EQ(node.gpu_count(), 2);
+  EXPECT_THAT(node.origin, HasSubstr("mpibind-pascal-2xp100-pcie-ib.xml"));
+}
+
+TEST(TopologyErrors, BadGpuSelectionOnAFixtureIsAUsageError) {
+  DiscoveryOptions options;
+  options.topology_xml = fixture("mpibind-pascal-2xp100-pcie-ib.xml");
+  options.env.cuda_visible_devices = "2";
+  try {
+    discover_node(options);
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("CUDA_VISIBLE_DEVICES='2': GPU 2 is not present: this node has 2 GPUs"));
+  }
+}
+
+}  // namespace
+}  // namespace layerplan
