@@ -3,10 +3,14 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "cli/plan_command.h"
+#include "cli/topo_command.h"
 #include "common/error.h"
 #include "planner/layer_math.h"
+#include "planner/model_file.h"
 #include "planner/zoo.h"
 #include "topology/gpu_catalog.h"
 
@@ -41,7 +45,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   layerplan::PlanCommandArgs plan_args;
   CLI::App* plan = layerplan::add_plan_command(app, plan_args);
+  layerplan::TopoCommandArgs topo_args;
+  CLI::App* topo = layerplan::add_topo_command(app, topo_args);
   CLI::App* models = app.add_subcommand("models", "List the built-in models");
+  std::optional<std::string> export_model;
+  models->add_option("--export", export_model, "Print this zoo model as a model file (docs/model-format.md)");
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
   // CLI11 would only say that a subcommand is required; name the word that was typed.
   const auto known = [&](const char* word) {
@@ -51,7 +59,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, models or gpus\n";
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, models or gpus\n";
     return kUsageExit;
   }
   try {
@@ -64,7 +72,12 @@ int main(int argc, char** argv) {
   }
   try {
     if (*plan) return layerplan::run_plan_command(plan_args);
-    if (*models) list_models();
+    if (*topo) return layerplan::run_topo_command(topo_args);
+    if (*models && export_model) {
+      std::cout << layerplan::model_to_json(layerplan::build_zoo_model(*export_model, 1));
+    } else if (*models) {
+      list_models();
+    }
     if (*gpus) list_gpus();
     return 0;
   } catch (const layerplan::UsageError& e) {

@@ -5,17 +5,19 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/node_options.h"
 #include "cli/plan_report.h"
 #include "common/error.h"
+#include "job/job_plan.h"
 #include "planner/plan_json.h"
-#include "planner/zoo.h"
 #include "topology/cluster_spec.h"
+#include "topology/discovery.h"
 
 namespace layerplan {
 
 CLI::App* add_plan_command(CLI::App& app, PlanCommandArgs& args) {
   CLI::App* cmd = app.add_subcommand("plan", "Choose a configuration for every layer and compare with the baselines");
-  cmd->add_option("--model", args.model, "Zoo model (see `layerplan models`)")->capture_default_str();
+  cmd->add_option("--model", args.model, "Zoo model (see `layerplan models`) or model file (docs/model-format.md)")->capture_default_str();
   cmd->add_option("--batch", args.batch, "Global batch (default: --batch-per-gpu x GPUs)");
   cmd->add_option("--batch-per-gpu", args.batch_per_gpu, "Images per GPU when --batch is not given")
       ->capture_default_str();
@@ -36,6 +38,18 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandArgs& args) {
       ->capture_default_str();
   cmd->add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
   cmd->add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
+  cmd->add_option("--topology-xml", args.topology_xml,
+                  "Plan on nodes like this hwloc XML export (see `layerplan topo`) instead of the flag-described cluster");
+  cmd->add_flag("--this-machine", args.this_machine, "Plan on nodes like this machine (hwloc, NVML)");
+  cmd->add_option("--nodes", args.nodes, "With --topology-xml or --this-machine: identical nodes in the job (default 1)");
+  cmd->add_option("--gpu-ids", args.gpu_ids,
+                  "With --topology-xml or --this-machine: the GPUs of each node to use, e.g. 0,2 (default: "
+                  "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
+  cmd->add_option("--config", args.config,
+                  "With --topology-xml or --this-machine: admin TOML with GPU figures and fabric (default: "
+                  "$LAYERPLAN_CONFIG, else built-in)");
+  cmd->add_option("--mode", args.mode, "Strategy to report and write: layerwise, auto, data, model or owt")
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
   return cmd;
 }
@@ -70,43 +84,69 @@ PlacementRule parse_placement(const std::string& text) {
   throw UsageError("--placement " + text + ": expected first-block or aligned-blocks");
 }
 
-// Writes next to the target and renames, so an existing file is never left half-written.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    require(out.good(), "--json " + path + ": cannot write " + tmp);
-    out << text;
-    out.close();
-    require(out.good(), "--json " + path + ": writing " + tmp + " failed");
-  }
-  require(std::rename(tmp.c_str(), path.c_str()) == 0, "--json " + path + ": cannot replace the file");
-}
-
 }  // namespace
 
+// Plans on identical nodes discovered through hwloc; the flags that describe a cluster by
+// numbers do not apply.
+int run_discovered_plan(const PlanCommandArgs& args) {
+  require(!args.gpus && !args.gpus_per_node && !args.gpu && !args.intra_bandwidth_gbytes &&
+              !args.inter_bandwidth_gbits && !args.nics_per_node && !args.cluster_file && !args.precision,
+          "--topology-xml and --this-machine describe the nodes; --gpus, --gpus-per-node, --gpu, --precision, "
+          "--intra-bw, --inter-bw, --nics-per-node and --cluster describe a cluster by numbers: use one or the other");
+  require(!(args.topology_xml && args.this_machine), "--topology-xml and --this-machine: expected one of them");
+  const AdminConfig config = admin_config_from(args.config);
+  DiscoveryOptions discovery;
+  discovery.topology_xml = args.this_machine ? "" : *args.topology_xml;
+  if (args.gpu_ids) discovery.gpu_indices = parse_gpu_ids(*args.gpu_ids, "--gpu-ids");
+  discovery.env = GpuEnvironment::from_process();
+  JobRequest request;
+  request.mode = parse_plan_mode(args.mode);
+  request.model = args.model;
+  request.nodes = args.nodes.value_or(1);
+  request.batch = args.batch;
+  request.time_budget_s = args.time_budget_s;
+  const NodeTopology node = discover_node(discovery);
+  require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + " (see `layerplan topo`): nothing to plan for");
+  if (!args.batch) request.batch = args.batch_per_gpu * request.nodes * node.gpu_count();
+  const JobPlan job = plan_job(request, node, config);
+  print_plan_report(std::cout, job.plan, job.graph, job.devices, args.verbose);
+  for (const std::string& note : node.notes) std::cout << "note: " << note << "\n";
+  if (!job.warning.empty()) std::cerr << "layerplan: warning: " << job.warning << "\n";
+  if (args.json_file) {
+    write_file_atomically(*args.json_file, job.json, "--json");
+    std::cout << "plan written to " << *args.json_file << "\n";
+  }
+  return 0;
+}
+
 int run_plan_command(const PlanCommandArgs& args) {
-  const ClusterSpec spec = cluster_from_args(args);
-  const int gpus = spec.nodes * spec.gpus_per_node;
   require(args.batch_per_gpu >= 1, "--batch-per-gpu " + std::to_string(args.batch_per_gpu) + ": expected 1 or more");
-  const int64_t batch = args.batch.value_or(args.batch_per_gpu * gpus);
-  require(batch >= 1, "--batch " + std::to_string(batch) + ": expected 1 or more");
   if (args.time_budget_s) {
     require(*args.time_budget_s > 0, "--time-budget " + std::to_string(*args.time_budget_s) +
                                          ": expected a positive number of seconds");
   }
+  if (args.topology_xml || args.this_machine) return run_discovered_plan(args);
+  require(!args.nodes && !args.gpu_ids && !args.config,
+          "--nodes, --gpu-ids and --config go with --topology-xml or --this-machine");
+  require(args.mode == "layerwise", "--mode goes with --topology-xml or --this-machine");
+  const ClusterSpec spec = cluster_from_args(args);
+  const int gpus = spec.nodes * spec.gpus_per_node;
+  const int64_t batch = args.batch.value_or(args.batch_per_gpu * gpus);
+  require(batch >= 1, "--batch " + std::to_string(batch) + ": expected 1 or more");
   PlanOptions options;
   options.space.placement = parse_placement(args.placement);
   options.time_budget_s = args.time_budget_s;
   require(args.sync == "ring" || args.sync == "ps", "--sync " + args.sync + ": expected ring or ps");
   options.sync = args.sync == "ps" ? SyncScheme::kParameterServer : SyncScheme::kRingAllReduce;
-  const ModelGraph graph = build_zoo_model(args.model, batch);
+  JobRequest model_request;
+  model_request.model = args.model;
+  const ModelGraph graph = resolve_model(model_request, batch);
   const DeviceGraph devices = build_device_graph(spec);
   const Plan plan = make_plan(graph, devices, options);
   print_plan_report(std::cout, plan, graph, devices, args.verbose);
   if (!plan.warning.empty()) std::cerr << "layerplan: warning: " << plan.warning << "\n";
   if (args.json_file) {
-    write_file_atomically(*args.json_file, plan_to_json(plan, graph, devices));
+    write_file_atomically(*args.json_file, plan_to_json(plan, graph, devices), "--json");
     std::cout << "plan written to " << *args.json_file << "\n";
   }
   return 0;

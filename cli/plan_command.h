@@ -23,6 +23,13 @@ struct PlanCommandArgs {
   std::string sync = "ring";
   std::optional<double> time_budget_s;
   std::optional<std::string> json_file;
+  // A node discovered through hwloc instead of the flag-described cluster.
+  std::optional<std::string> topology_xml;
+  bool this_machine = false;  // --topology-xml's live counterpart
+  std::optional<int> nodes;
+  std::optional<std::string> gpu_ids;
+  std::optional<std::string> config;
+  std::string mode = "layerwise";
   bool verbose = false;
 };
 

@@ -19,98 +19,17 @@
 #include <vector>
 
 #include "planner/plan_json.h"
+#include "tests/cli_harness.h"
 #include "planner/zoo.h"
 
 namespace layerplan {
 namespace {
 
-namespace fs = std::filesystem;
+using namespace testing_cli;  // NOLINT: the harness is this file's vocabulary
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-
-const std::string kBinary = std::string(LAYERPLAN_BINARY_DIR) + "/layerplan";
-
-std::string data_file(const std::string& name) { return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/" + name; }
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-}
-
-// A fresh directory for one test's files, removed afterwards. Unique per process and
-// per use: ctest runs test cases as separate processes, several at a time.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("layerplan_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string quote(const std::string& arg) {
-  std::string out = "'";
-  for (char ch : arg) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> result;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) result.push_back(line);
-  return result;
-}
-
-struct Outcome {
-  int exit_code = -1;  // -1: did not exit normally (killed by a signal)
-  std::string out, err;
-};
-
-// Runs `layerplan ARGS...` and captures its exit code, stdout and stderr.
-Outcome run(const std::vector<std::string>& args) {
-  ScratchDir dir;
-  const fs::path out = dir.path() / "stdout", err = dir.path() / "stderr";
-  std::string command = quote(kBinary);
-  for (const std::string& a : args) command += " " + quote(a);
-  command += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
-  const int status = std::system(command.c_str());
-  Outcome r;
-  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = read_text(out);
-  r.err = read_text(err);
-  return r;
-}
-
-std::string describe(const Outcome& r) {
-  return "exit code " + std::to_string(r.exit_code) + "\n--- stdout ---\n" + r.out + "--- stderr ---\n" + r.err;
-}
-
-bool has_line_starting(const Outcome& r, const std::string& prefix) {
-  for (const std::string& line : lines_of(r.out)) {
-    if (line.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
+namespace fs = std::filesystem;
 
 TEST(CliBinary, Exists) { ASSERT_TRUE(fs::exists(kBinary)) << kBinary << ": build the layerplan target"; }
 

@@ -20,7 +20,7 @@ NodeTopology uniform_node(int n, const std::string& model, GpuLink link) {
     GpuInfo gpu;
     gpu.pci_bus_id = "0000:0" + std::to_string(i) + ":00.0";
     gpu.model = model;
-    gpu.pcie_path_gbytes = 15.75;
+    gpu.pcie_gbytes = 15.75;  // Gen3 x16
     node.gpus.push_back(gpu);
   }
   node.links.assign(static_cast<size_t>(n * n), link);
@@ -55,20 +55,28 @@ TEST(PriceLinksTest, NvswitchWithoutAFigureTakesTheTablesPairRate) {
   EXPECT_EQ(priced.link(1, 6).source, Source::kCatalog);
 }
 
-TEST(PriceLinksTest, PcieRulesApplyEfficiencyAndTheSocketCap) {
-  NodeTopology node = uniform_node(4, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 15.75, Source::kPcieRule, 0});
-  node.link(0, 2) = node.link(2, 0) = GpuLink{PathKind::kHostBridge, 15.75, Source::kPcieRule, 0};
-  node.link(0, 3) = node.link(3, 0) = GpuLink{PathKind::kCrossSocket, 15.75, Source::kPcieRule, 0};
-  node.link(1, 3) = node.link(3, 1) = GpuLink{PathKind::kPcieSwitch, 0.0, Source::kPcieRule, 0};  // speed unknown
+TEST(PriceLinksTest, PcieRulesUseTheGpusOwnLinksTheEfficiencyAndTheSocketCap) {
+  // Bridges' reported speeds (here 2.0 GB/s, as g4dn.metal's root ports say) are not used.
+  NodeTopology node = uniform_node(4, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 2.0, Source::kPcieRule, 0});
+  node.link(0, 2) = node.link(2, 0) = GpuLink{PathKind::kHostBridge, 2.0, Source::kPcieRule, 0};
+  node.link(0, 3) = node.link(3, 0) = GpuLink{PathKind::kCrossSocket, 2.0, Source::kPcieRule, 0};
+  node.gpus[1].pcie_gbytes = 7.88;  // a GPU on Gen3 x8: its pairs run at its link's speed
   AdminConfig config;
   config.node.pcie_efficiency = 0.8;
   config.node.inter_socket_gbytes = 10.0;
   const NodeTopology priced = price_links(node, config);
-  EXPECT_DOUBLE_EQ(priced.link(0, 1).gbytes, 15.75 * 0.8);
+  EXPECT_DOUBLE_EQ(priced.link(2, 3).gbytes, 15.75 * 0.8);
   EXPECT_DOUBLE_EQ(priced.link(0, 2).gbytes, 15.75 * 0.8);
-  EXPECT_DOUBLE_EQ(priced.link(0, 3).gbytes, 10.0);           // 12.6 capped by the sockets' link
-  EXPECT_DOUBLE_EQ(priced.link(1, 3).gbytes, 15.75 * 0.8);    // unknown speed taken as Gen3 x16
+  EXPECT_DOUBLE_EQ(priced.link(0, 1).gbytes, 7.88 * 0.8);
+  EXPECT_DOUBLE_EQ(priced.link(0, 3).gbytes, 10.0);  // 12.6 capped by the sockets' link
   EXPECT_EQ(priced.link(0, 3).source, Source::kPcieRule);
+  EXPECT_EQ(priced.link(0, 3).kind, PathKind::kCrossSocket);
+}
+
+TEST(PriceLinksTest, UnknownPcieSpeedsCountAsGen3x16) {
+  NodeTopology node = uniform_node(2, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 0.0, Source::kPcieRule, 0});
+  node.gpus[0].pcie_gbytes = node.gpus[1].pcie_gbytes = 0.0;  // VMs report 0
+  EXPECT_DOUBLE_EQ(price_links(node, AdminConfig{}).link(0, 1).gbytes, 15.75 * 0.76);
 }
 
 TEST(PriceLinksTest, OverridesReplaceWhatWasFound) {

@@ -1,0 +1,49 @@
+#include "cli/node_options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "common/error.h"
+
+namespace layerplan {
+
+AdminConfig admin_config_from(const std::optional<std::string>& flag_value) {
+  if (flag_value) return load_admin_config(*flag_value);
+  if (const char* env = std::getenv("LAYERPLAN_CONFIG"); env && *env) return load_admin_config(env);
+  return AdminConfig{};
+}
+
+std::string topology_xml_from(const std::optional<std::string>& flag_value, const AdminConfig& config) {
+  if (flag_value) return *flag_value;
+  if (const char* env = std::getenv("LAYERPLAN_TOPOLOGY_XML"); env && *env) return "";
+  return config.slurm.topology_xml;
+}
+
+std::vector<int> parse_gpu_ids(const std::string& text, const std::string& flag) {
+  std::vector<int> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const bool digits = !item.empty() && item.size() < 6 && item.find_first_not_of("0123456789") == std::string::npos;
+    require(digits, flag + " '" + text + "': expected GPU indices separated by commas, e.g. 0,2");
+    ids.push_back(std::stoi(item));
+    start = end + 1;
+  }
+  return ids;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    require(out.good(), flag + " " + path + ": cannot write " + tmp);
+    out << text;
+    out.close();
+    require(out.good(), flag + " " + path + ": writing " + tmp + " failed");
+  }
+  require(std::rename(tmp.c_str(), path.c_str()) == 0, flag + " " + path + ": cannot replace the file");
+}
+
+}  // namespace layerplan

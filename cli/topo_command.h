@@ -1,0 +1,25 @@
+#pragma once
+// `layerplan topo`: what discovery found on a node (this machine or an hwloc XML export)
+// and how the planner prices it: the GPUs, the GPU×GPU bandwidth matrix, the NICs, and
+// where each value came from.
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+namespace layerplan {
+
+struct TopoCommandArgs {
+  std::optional<std::string> topology_xml;
+  std::optional<std::string> gpu_ids;  // "0,2": positions in PCI bus-id order
+  std::optional<std::string> config;   // admin TOML
+  std::optional<std::string> json_file;
+  bool no_nvml = false;
+};
+
+CLI::App* add_topo_command(CLI::App& app, TopoCommandArgs& args);
+
+// Returns the exit code; throws UsageError for bad input.
+int run_topo_command(const TopoCommandArgs& args);
+
+}  // namespace layerplan

@@ -1,0 +1,109 @@
+#pragma once
+// Runs the built `layerplan` binary as a user would, for the command tests: its exit
+// code, stdout and stderr, in a scratch directory of its own.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace layerplan {
+namespace testing_cli {
+
+namespace fs = std::filesystem;
+inline const std::string kBinary = std::string(LAYERPLAN_BINARY_DIR) + "/layerplan";
+
+inline std::string data_file(const std::string& name) { return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/" + name; }
+
+inline std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+inline void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+// A fresh directory for one test's files, removed afterwards. Unique per process and
+// per use: ctest runs test cases as separate processes, several at a time.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("layerplan_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+inline std::string quote(const std::string& arg) {
+  std::string out = "'";
+  for (char ch : arg) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> result;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) result.push_back(line);
+  return result;
+}
+
+struct Outcome {
+  int exit_code = -1;  // -1: did not exit normally (killed by a signal)
+  std::string out, err;
+};
+
+// Runs `layerplan ARGS...` and captures its exit code, stdout and stderr. The variables
+// that name a job's GPUs or layerplan's files are removed from its environment, then
+// `env` ("NAME=value" each) is added, so a test sees only what it sets.
+inline Outcome run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  ScratchDir dir;
+  const fs::path out = dir.path() / "stdout", err = dir.path() / "stderr";
+  std::string command =
+      "env -u CUDA_VISIBLE_DEVICES -u SLURM_STEP_GPUS -u SLURM_JOB_GPUS -u LAYERPLAN_TOPOLOGY_XML "
+      "-u LAYERPLAN_CONFIG -u LAYERPLAN_NVML_LIBRARY";
+  for (const std::string& e : env) command += " " + quote(e);
+  command += " " + quote(kBinary);
+  for (const std::string& a : args) command += " " + quote(a);
+  command += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+  const int status = std::system(command.c_str());
+  Outcome r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+inline std::string describe(const Outcome& r) {
+  return "exit code " + std::to_string(r.exit_code) + "\n--- stdout ---\n" + r.out + "--- stderr ---\n" + r.err;
+}
+
+inline bool has_line_starting(const Outcome& r, const std::string& prefix) {
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace testing_cli
+}  // namespace layerplan

@@ -1,0 +1,98 @@
+// `layerplan topo` and `layerplan plan --topology-xml` as a user runs them: the GPUs, the
+// bandwidth matrix, the NICs and where each value came from; the job's GPUs from flags
+// or the environment; plans on discovered nodes; and one clear line with exit code 2 for
+// every kind of bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "tests/cli_harness.h"
+
+namespace layerplan {
+namespace {
+
+using namespace testing_cli;  // NOLINT: the harness is this file's vocabulary
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kXe8640 = data_file("topologies/flux-dell-xe8640-4xh100-nvlink-4xndr.xml");
+const std::string kDgx2 = data_file("topologies/hwloc-test-nvidia-dgx2-v100-nvswitch.xml");
+const std::string kG4dn = data_file("topologies/mpibind-aws-g4dn-metal-8xt4-pcie-efa.xml");
+
+// Exit code 2 and exactly one line on stderr, starting "layerplan: ".
+void expect_usage_error(const Outcome& r, const std::string& text) {
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, StartsWith("layerplan: "));
+  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(text));
+}
+
+TEST(TopoCommand, ShowsGpusMatrixNicsAndSources) {
+  const Outcome r = run({"topo", "--topology-xml", kXe8640});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("4 NVIDIA GPUs"));
+  EXPECT_THAT(r.out, HasSubstr("NVIDIA H100 80GB HBM3"));
+  EXPECT_THAT(r.out, HasSubstr("  150.0"));
+  EXPECT_THAT(r.out, HasSubstr("NVLink from hwloc matrix: 12"));
+  EXPECT_THAT(r.out, HasSubstr("mlx5_0"));
+  EXPECT_THAT(r.out, HasSubstr("To other nodes: 12.5 GB/s one way (1 active NIC"));
+}
+
+TEST(TopoCommand, JsonHasEveryPairAndItsSource) {
+  ScratchDir dir;
+  const std::string file = (dir.path() / "topo.json").string();
+  const Outcome r = run({"topo", "--topology-xml", kDgx2, "--json", file});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const auto doc = nlohmann::json::parse(read_text(file));
+  ASSERT_EQ(doc["gpus"].size(), 16u);
+  ASSERT_EQ(doc["links"].size(), 16u * 15u);
+  for (const auto& link : doc["links"]) {
+    EXPECT_EQ(link["path"], "NVSwitch");
+    EXPECT_DOUBLE_EQ(link["gbytes"].get<double>(), 150.0);
+    EXPECT_EQ(link["source"], "hwloc matrix");
+  }
+  EXPECT_EQ(doc["nvswitches"].size(), 12u);
+}
+
+TEST(TopoCommand, TheJobsGpusComeFromFlagsOrTheEnvironment) {
+  Outcome r = run({"topo", "--topology-xml", kG4dn, "--gpus", "1,6"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("2 NVIDIA GPUs"));
+  r = run({"topo", "--topology-xml", kG4dn}, {"SLURM_STEP_GPUS=0-2", "CUDA_VISIBLE_DEVICES=0"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("3 NVIDIA GPUs"));
+  r = run({"topo"}, {"LAYERPLAN_TOPOLOGY_XML=" + kG4dn, "CUDA_VISIBLE_DEVICES=4,5,6,7"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("4 NVIDIA GPUs"));
+}
+
+TEST(TopoCommand, BadInputIsOneLineAndExitTwo) {
+  expect_usage_error(run({"topo", "--topology-xml", "/nonexistent/node.xml"}), "/nonexistent/node.xml");
+  expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--gpus", "0,9"}), "9");
+  expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--gpus", "zero"}), "--gpus 'zero'");
+  expect_usage_error(run({"topo", "--topology-xml", kG4dn}, {"CUDA_VISIBLE_DEVICES=MIG-abc"}), "MIG");
+  expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--config", "/nonexistent/layerplan.toml"}),
+                     "cannot read admin config '/nonexistent/layerplan.toml'");
+}
+
+TEST(PlanOnTopology, PlansIdenticalNodesAndWritesAPlanFile) {
+  ScratchDir dir;
+  const std::string file = (dir.path() / "plan.json").string();
+  const Outcome r = run({"plan", "--topology-xml", kXe8640, "--nodes", "2", "--model", "resnet50", "--json", file});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, StartsWith("model resnet50, batch 256, 2 nodes x 4 NVIDIA H100 80GB HBM3"));
+  const auto doc = nlohmann::json::parse(read_text(file));
+  EXPECT_EQ(doc["cluster"]["devices"], 8);
+  EXPECT_EQ(doc["cluster"]["gpu"], "NVIDIA H100 80GB HBM3");
+}
+
+TEST(PlanOnTopology, ClusterFlagsDoNotMixWithADiscoveredNode) {
+  expect_usage_error(run({"plan", "--topology-xml", kXe8640, "--gpus", "8"}), "use one or the other");
+  expect_usage_error(run({"plan", "--nodes", "2"}), "--nodes, --gpu-ids and --config go with --topology-xml");
+  expect_usage_error(run({"plan", "--topology-xml", kXe8640, "--mode", "fast"}), "mode 'fast'");
+}
+
+}  // namespace
+}  // namespace layerplan
