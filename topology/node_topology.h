@@ -60,7 +60,8 @@ struct NicInfo {
   std::string kind;        // "OpenFabrics" or "network"
   std::string pci_bus_id;  // empty when not on PCI
   std::string device;      // PCI device name, e.g. "MT28908 Family [ConnectX-6]"
-  bool active = false;     // a port is ACTIVE (Port<N>State = 4); network devices: listed
+  bool active = false;     // a port is ACTIVE (Port<N>State = 4); network devices: always false
+                           // (hwloc reports no state for them; they are listed, not counted)
   int numa_node = -1;
   int package = -1;
   double pcie_gbytes = 0.0;  // the NIC's PCIe link, GB/s (0 = unknown); caps its rate
