@@ -77,6 +77,32 @@ TEST(TopoCommand, BadInputIsOneLineAndExitTwo) {
                      "cannot read admin config '/nonexistent/layerplan.toml'");
 }
 
+TEST(TopoCommand, BrokenFilesAreOneLineAndExitTwo) {
+  ScratchDir dir;
+  const std::string malformed = (dir.path() / "malformed.xml").string();
+  write_text(malformed, "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\"\n");
+  expect_usage_error(run({"topo", "--topology-xml", malformed}), malformed);
+
+  // An hwloc 3 export: the fixture with its version changed, as hwloc 3 writes it by default.
+  std::string text = read_text(kG4dn);
+  const size_t at = text.find("version=\"2.0\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 13, "version=\"3.0\"");
+  const std::string v3 = (dir.path() / "v3.xml").string();
+  write_text(v3, text);
+  const Outcome r = run({"topo", "--topology-xml", v3});
+  expect_usage_error(r, "lstopo --of v2xml");
+  EXPECT_THAT(r.err, HasSubstr("hwloc 3"));
+
+  const std::string config = (dir.path() / "layerplan.toml").string();
+  write_text(config, "[fabric]\nnic_gbits = \"fast\"\n");
+  expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--config", config}),
+                     config + ":2:13: nic_gbits must be a number");
+  const std::string before = read_text(config);
+  expect_usage_error(run({"plan", "--topology-xml", kG4dn, "--config", config, "--json", config}), config + ":2:13");
+  EXPECT_EQ(read_text(config), before) << "a failed command must leave --json's file as it was";
+}
+
 TEST(PlanOnTopology, PlansIdenticalNodesAndWritesAPlanFile) {
   ScratchDir dir;
   const std::string file = (dir.path() / "plan.json").string();
