@@ -92,7 +92,8 @@ struct NodeTopology {
 };
 
 // The same node with only the GPUs at `indices` (positions in `gpus`, in the order
-// given); NICs, switches and the links between kept GPUs stay.
+// given); NICs, switches, notes and the links between kept GPUs stay. Throws
+// std::out_of_range for a position outside `gpus` (select_gpus() returns valid ones).
 NodeTopology restrict_gpus(const NodeTopology& topology, const std::vector<int>& indices);
 
 }  // namespace layerplan
