@@ -21,11 +21,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-GpuInfo gpu(std::vector<uint64_t> path, int package, double path_gbytes) {
+GpuInfo gpu(std::vector<uint64_t> path, int package, double link_gbytes) {
   GpuInfo g;
   g.pcie_path = std::move(path);
   g.package = package;
-  g.pcie_path_gbytes = path_gbytes;
+  g.pcie_gbytes = link_gbytes;
   return g;
 }
 

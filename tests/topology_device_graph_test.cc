@@ -55,12 +55,11 @@ TEST(PriceLinksTest, NvswitchWithoutAFigureTakesTheTablesPairRate) {
   EXPECT_EQ(priced.link(1, 6).source, Source::kCatalog);
 }
 
-TEST(PriceLinksTest, PcieRulesUseTheGpusOwnLinksTheEfficiencyAndTheSocketCap) {
-  // Bridges' reported speeds (here 2.0 GB/s, as g4dn.metal's root ports say) are not used.
-  NodeTopology node = uniform_node(4, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 2.0, Source::kPcieRule, 0});
-  node.link(0, 2) = node.link(2, 0) = GpuLink{PathKind::kHostBridge, 2.0, Source::kPcieRule, 0};
-  node.link(0, 3) = node.link(3, 0) = GpuLink{PathKind::kCrossSocket, 2.0, Source::kPcieRule, 0};
-  node.gpus[1].pcie_gbytes = 7.88;  // a GPU on Gen3 x8: its pairs run at its link's speed
+TEST(PriceLinksTest, PcieRulesApplyTheEfficiencyAndTheSocketCap) {
+  NodeTopology node = uniform_node(4, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 15.75, Source::kPcieRule, 0});
+  node.link(0, 2) = node.link(2, 0) = GpuLink{PathKind::kHostBridge, 15.75, Source::kPcieRule, 0};
+  node.link(0, 3) = node.link(3, 0) = GpuLink{PathKind::kCrossSocket, 15.75, Source::kPcieRule, 0};
+  node.link(0, 1) = node.link(1, 0) = GpuLink{PathKind::kPcieSwitch, 7.88, Source::kPcieRule, 0};  // Gen3 x8
   AdminConfig config;
   config.node.pcie_efficiency = 0.8;
   config.node.inter_socket_gbytes = 10.0;
@@ -74,8 +73,8 @@ TEST(PriceLinksTest, PcieRulesUseTheGpusOwnLinksTheEfficiencyAndTheSocketCap) {
 }
 
 TEST(PriceLinksTest, UnknownPcieSpeedsCountAsGen3x16) {
-  NodeTopology node = uniform_node(2, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 0.0, Source::kPcieRule, 0});
-  node.gpus[0].pcie_gbytes = node.gpus[1].pcie_gbytes = 0.0;  // VMs report 0
+  // VMs report 0 for link speeds.
+  const NodeTopology node = uniform_node(2, "Tesla T4", GpuLink{PathKind::kPcieSwitch, 0.0, Source::kPcieRule, 0});
   EXPECT_DOUBLE_EQ(price_links(node, AdminConfig{}).link(0, 1).gbytes, 15.75 * 0.76);
 }
 

@@ -134,12 +134,6 @@ Locality locality_of(hwloc_topology_t topology, hwloc_obj_t obj) {
   return out;
 }
 
-// The smallest positive value of a and b; 0 when neither is positive (unknown).
-double min_known(double a, double b) {
-  if (a > 0 && b > 0) return std::min(a, b);
-  return std::max(a, b);
-}
-
 GpuInfo read_gpu(hwloc_topology_t topology, hwloc_obj_t pci) {
   GpuInfo gpu;
   gpu.pci_bus_id = bus_id(pci);
@@ -200,16 +194,11 @@ GpuInfo read_gpu(hwloc_topology_t topology, hwloc_obj_t pci) {
   gpu.numa_node = where.numa_node;
   gpu.package = where.package;
 
-  // Bridges from the host bridge down, and the slowest known link on the way.
-  double slowest = gpu.pcie_gbytes;
+  // Bridges from the host bridge down.
   for (hwloc_obj_t up = pci->parent; up != nullptr && up->type == HWLOC_OBJ_BRIDGE; up = up->parent) {
     gpu.pcie_path.push_back(up->gp_index);
-    if (up->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
-      slowest = min_known(slowest, static_cast<double>(up->attr->bridge.upstream.pci.linkspeed));
-    }
   }
   std::reverse(gpu.pcie_path.begin(), gpu.pcie_path.end());
-  gpu.pcie_path_gbytes = slowest;
   return gpu;
 }
 

@@ -46,7 +46,6 @@ struct GpuInfo {
   // hwloc's global indices of the PCIe bridges from the host bridge down to the GPU;
   // the PCIe rules compare these paths.
   std::vector<uint64_t> pcie_path;
-  double pcie_path_gbytes = 0.0;  // slowest link speed on that path (GPU's own included)
 };
 
 struct NvSwitchInfo {

@@ -18,8 +18,8 @@ PathKind classify_pcie_pair(const GpuInfo& a, const GpuInfo& b) {
 }
 
 double pcie_pair_gbytes(const GpuInfo& a, const GpuInfo& b) {
-  const double x = a.pcie_path_gbytes;
-  const double y = b.pcie_path_gbytes;
+  const double x = a.pcie_gbytes;
+  const double y = b.pcie_gbytes;
   if (x > 0 && y > 0) return std::min(x, y);
   return std::max(x, y);
 }

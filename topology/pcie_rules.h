@@ -13,8 +13,11 @@ namespace layerplan {
 // -> kCrossSocket.
 PathKind classify_pcie_pair(const GpuInfo& a, const GpuInfo& b);
 
-// The raw GB/s of a PCIe path between two GPUs: the slowest known link speed on either
-// GPU's path (their `pcie_path_gbytes`), ignoring unknown (0) ones; 0 when all are unknown.
+// The raw GB/s of a PCIe path between two GPUs: the slower of the two GPUs' own links
+// (`pcie_gbytes`), ignoring an unknown (0) one; 0 when both are unknown. Bridges' speeds are
+// not used: root ports and switch ports report speeds no transfer sees (2.0 GB/s on
+// g4dn.metal's root ports, 1.97 on Lassen's switch ports, 1.0 on the DGX-2's), while a GPU's
+// own link is what its copies cross.
 double pcie_pair_gbytes(const GpuInfo& a, const GpuInfo& b);
 
 // Completes `node.links`: sets the diagonal to kSelf and classifies every pair still

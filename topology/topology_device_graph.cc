@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "topology/pcie_rules.h"
 #include "topology/toml_fields.h"
 
 namespace layerplan {
@@ -14,20 +15,10 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // NCCL takes a PCIe link of unknown speed to be Gen3 x16.
 constexpr double kUnknownPcieGbytes = 15.75;
 
-// The wire rate of a PCIe path between two GPUs: the slower of the two GPUs' own links.
-// Bridges' link speeds are not used: root ports and switch ports often report speeds that
-// no transfer sees (2.0 GB/s on g4dn.metal's root ports, 1.0 on the DGX-2's switches), while a
-// GPU's own link is what its copies cross. Unknown speeds count as Gen3 x16, as NCCL does.
-double pcie_wire_gbytes(const GpuInfo& a, const GpuInfo& b) {
-  const double x = a.pcie_gbytes, y = b.pcie_gbytes;
-  if (x > 0 && y > 0) return std::min(x, y);
-  if (x > 0 || y > 0) return std::max(x, y);
-  return kUnknownPcieGbytes;
-}
-
 // A PCIe path's one-way GB/s for GPU copies: the wire rate times the efficiency, capped by
 // the sockets' link when the path crosses it.
-double pcie_gbytes(PathKind kind, double wire, const NodeLinkConfig& cfg) {
+double pcie_gbytes(PathKind kind, double raw_gbytes, const NodeLinkConfig& cfg) {
+  const double wire = raw_gbytes > 0 ? raw_gbytes : kUnknownPcieGbytes;
   double effective = wire * cfg.pcie_efficiency;
   if (kind == PathKind::kCrossSocket) effective = std::min(effective, cfg.inter_socket_gbytes);
   return effective;
@@ -70,12 +61,12 @@ NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
           link.gbytes = figures.nvlink_pair_bandwidth / kGiga;
           link.source = Source::kCatalog;
         } else {  // a table entry without NVLink: price the pair as PCIe through the host
-          const double wire = pcie_wire_gbytes(node.gpus[a], node.gpus[b]);
-          link = GpuLink{PathKind::kHostBridge, pcie_gbytes(PathKind::kHostBridge, wire, config.node),
+          const double raw = pcie_pair_gbytes(node.gpus[a], node.gpus[b]);
+          link = GpuLink{PathKind::kHostBridge, pcie_gbytes(PathKind::kHostBridge, raw, config.node),
                          Source::kPcieRule, 0};
         }
       } else {
-        link.gbytes = pcie_gbytes(link.kind, pcie_wire_gbytes(node.gpus[a], node.gpus[b]), config.node);
+        link.gbytes = pcie_gbytes(link.kind, link.gbytes, config.node);
         link.source = Source::kPcieRule;
       }
     }
