@@ -52,6 +52,12 @@ std::string memory_text(const GpuInfo& gpu) {
   return gpu.memory_bytes > 0 ? format("%.1f GiB", gib(gpu.memory_bytes)) : std::string("?");
 }
 
+// hwloc gives network devices (ib0, eth0) no port state: only OpenFabrics ones say.
+const char* state_text(const NicInfo& nic) {
+  if (nic.kind != "OpenFabrics") return "-";
+  return nic.active ? "active" : "down";
+}
+
 void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstimate& network) {
   out << "node: " << node.origin << "\n";
   out << node.gpu_count() << " NVIDIA GPU" << (node.gpu_count() == 1 ? "" : "s") << " (indices in PCI bus-id order)\n";
@@ -92,11 +98,11 @@ void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstima
     for (const auto& [what, count] : sources) out << "  " << what << ": " << count << "\n";
   }
   if (!node.nvswitches.empty()) out << "\n" << node.nvswitches.size() << " NVSwitch" << (node.nvswitches.size() == 1 ? "" : "es") << "\n";
-  out << "\nNetwork interfaces\n";
+  out << "\nNetwork interfaces (state: a port ACTIVE; '-': hwloc gives no state)\n";
   if (node.nics.empty()) out << "  none found\n";
   for (const NicInfo& nic : node.nics) {
     out << format("  %-12s %-12s %-7s %-13s NUMA %-3d PCIe %5.1f GB/s  %s\n", nic.name.c_str(), nic.kind.c_str(),
-                  nic.active ? "active" : "down", nic.pci_bus_id.empty() ? "-" : nic.pci_bus_id.c_str(),
+                  state_text(nic), nic.pci_bus_id.empty() ? "-" : nic.pci_bus_id.c_str(),
                   nic.numa_node, nic.pcie_gbytes, nic.device.c_str());
   }
   out << format("\nTo other nodes: %.1f GB/s one way (%s)\n", network.gbytes, network.how.c_str());
