@@ -3,15 +3,11 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/text_format.h"
+
 namespace layerplan {
 
 namespace {
-
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
 
 double ms(double seconds) { return seconds * 1e3; }
 double mb(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 
+#include "cli/text_format.h"
+
 #include "cli/node_options.h"
 #include "topology/discovery.h"
 #include "topology/topology_device_graph.h"
@@ -26,12 +28,6 @@ CLI::App* add_topo_command(CLI::App& app, TopoCommandArgs& args) {
 }
 
 namespace {
-
-std::string format(const char* fmt, auto... args) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  return buf;
-}
 
 double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
