@@ -6,9 +6,8 @@
 #include <iostream>
 #include <map>
 
-#include "cli/text_format.h"
-
 #include "cli/node_options.h"
+#include "cli/text_format.h"
 #include "topology/discovery.h"
 #include "topology/topology_device_graph.h"
 
