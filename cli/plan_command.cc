@@ -21,8 +21,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandArgs& args) {
   cmd->add_option("--batch", args.batch, "Global batch (default: --batch-per-gpu x GPUs)");
   cmd->add_option("--batch-per-gpu", args.batch_per_gpu, "Images per GPU when --batch is not given")
       ->capture_default_str();
-  cmd->add_option("--gpus", args.gpus, "GPUs in the job, a power of two (default 16)");
-  cmd->add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node, a power of two (default 4)");
+  cmd->add_option("--gpus", args.gpus, "GPUs in the job, a multiple of --gpus-per-node (default 16)");
+  cmd->add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node (default 4)");
   cmd->add_option("--gpu", args.gpu, "GPU model: p100, v100, t4, a100, h100, h200 (default p100)");
   cmd->add_option("--precision", args.precision, "fp32, tf32 or bf16 (default fp32)");
   cmd->add_option("--intra-bw", args.intra_bandwidth_gbytes,

@@ -32,18 +32,30 @@ std::array<bool, kNumDims> splittable_dims(LayerKind kind) {
   return {true, false, false, false};
 }
 
-std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count) {
+bool placeable_tile_count(int tiles, int device_count, int gpus_per_node) {
+  if (tiles < 1 || gpus_per_node < 1 || device_count % gpus_per_node != 0) return false;
+  return gpus_per_node % tiles == 0 || (tiles % gpus_per_node == 0 && device_count % tiles == 0);
+}
+
+std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node) {
   const auto dims = splittable_dims(layer.kind);
+  // Every placeable tile count divides the device count, so every degree and every
+  // partial product does too: only divisors of the device count need trying.
+  std::vector<int> divisors;
+  for (int v = 1; v <= device_count; ++v) {
+    if (device_count % v == 0) divisors.push_back(v);
+  }
   std::vector<Degrees> out;
-  // Depth-first over dimensions, multiplying powers of two while they divide the extent.
+  // Depth-first over dimensions, each degree a divisor of the extent (and of the device count).
   auto extend = [&](auto&& self, int dim, Degrees current) -> void {
     if (dim == kNumDims) {
-      out.push_back(current);
+      if (placeable_tile_count(current.product(), device_count, gpus_per_node)) out.push_back(current);
       return;
     }
     const int others = current.product();  // dimensions after `dim` are still 1
-    for (int degree = 1; others * degree <= device_count; degree *= 2) {
-      if (degree > 1 && (!dims[static_cast<size_t>(dim)] || layer.output[dim] % degree != 0)) break;
+    for (int degree : divisors) {
+      if (device_count % (others * degree) != 0) continue;
+      if (degree > 1 && (!dims[static_cast<size_t>(dim)] || layer.output[dim] % degree != 0)) continue;
       current.d[static_cast<size_t>(dim)] = degree;
       self(self, dim + 1, current);
     }
@@ -54,15 +66,23 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count) {
   return out;
 }
 
+std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count) {
+  return candidate_degrees(layer, device_count, device_count);
+}
+
+void require_job_shape(int device_count, int gpus_per_node) {
+  require(device_count >= 1, std::to_string(device_count) + " GPUs: expected 1 or more");
+  require(gpus_per_node >= 1, std::to_string(gpus_per_node) + " GPUs per node: expected 1 or more");
+  require(device_count % gpus_per_node == 0,
+          std::to_string(device_count) + " GPUs: expected a whole number of nodes, a multiple of the " +
+              std::to_string(gpus_per_node) + " GPUs per node");
+}
+
 std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count,
                                                     int gpus_per_node, const SpaceOptions& options) {
-  require(is_power_of_two(device_count),
-          std::to_string(device_count) + " GPUs: expected a power of two (1, 2, 4, 8, ...)");
-  require(is_power_of_two(gpus_per_node) && gpus_per_node <= device_count,
-          std::to_string(gpus_per_node) + " GPUs per node: expected a power of two no larger than the " +
-              std::to_string(device_count) + " GPUs");
+  require_job_shape(device_count, gpus_per_node);
   std::vector<Configuration> out;
-  for (const Degrees& degrees : candidate_degrees(layer, device_count)) {
+  for (const Degrees& degrees : candidate_degrees(layer, device_count, gpus_per_node)) {
     const int p = degrees.product();
     const int blocks = options.placement == PlacementRule::kFirstBlock ? 1 : device_count / p;
     for (int block = 0; block < blocks; ++block) {

@@ -1,18 +1,21 @@
 #pragma once
-// Which configurations the search considers for a layer. The pruning rules
-// (docs/planner.md explains why each keeps the optimum worth having):
+// Which configurations the search considers for a layer on a job of N nodes x G GPUs
+// (D = N*G devices, numbered node-major). The pruning rules (docs/planner.md explains
+// why each keeps the optimum worth having, or where it restricts it):
 //  1. only the dimensions a layer kind can be split along (see splittable_dims);
-//  2. every degree is a power of two that divides the dimension's extent, so tiles are
-//     equal boxes;
-//  3. the tile count p is at most the job's device count: a layer may use fewer devices;
-//  4. tiles go to an aligned block of p consecutive devices (device numbering is
-//     node-major, so a block of p <= GPUs-per-node stays inside one node, and a larger one
-//     spans whole nodes). kAlignedBlocks keeps every aligned block; kFirstBlock (the
-//     default) keeps only the block that starts at device 0. kFirstBlock is a restriction:
-//     two layers on fewer devices than the job may do better on different blocks, e.g. to
-//     spread what they receive over several nodes' NICs. It divides the space by up to
-//     the device count, which is what makes 64-256 GPUs tractable;
-//  5. the job's device count and GPUs per node must be powers of two.
+//  2. every degree divides the dimension's extent, so tiles are equal boxes;
+//  3. the tile count p must be placeable on the job: p divides G (a block inside one
+//     node), or p is a multiple of G that divides D (a block of whole nodes). A layer
+//     may use fewer devices than the job. When D and G are powers of two these are all
+//     powers of two up to D;
+//  4. tiles go to an aligned block of p consecutive devices, devices b*p ... b*p+p-1.
+//     By rule 3 such a block either lies inside one node or is a run of whole nodes.
+//     kAlignedBlocks keeps every one of the D/p blocks; kFirstBlock (the default) keeps
+//     only the block that starts at device 0. kFirstBlock is a restriction: two layers
+//     on fewer devices than the job may do better on different blocks, e.g. to spread
+//     what they receive over several nodes' NICs. It divides the space by up to the
+//     device count, which is what makes 64-256 GPUs tractable;
+//  5. D and G are at least 1 and D is a multiple of G.
 #include <array>
 #include <vector>
 
@@ -32,10 +35,21 @@ struct SpaceOptions {
 // channel axis; input n, h, w; element-wise layers (ReLU, batch-norm, dropout, add) any.
 std::array<bool, kNumDims> splittable_dims(LayerKind kind);
 
-// All degree vectors allowed by rules 1-3, ordered by tile count then dimensions.
+// Rule 3: whether `tiles` tiles can be placed on an aligned block of a job of
+// device_count GPUs in nodes of gpus_per_node.
+bool placeable_tile_count(int tiles, int device_count, int gpus_per_node);
+
+// All degree vectors allowed by rules 1-3, ordered by tile count, then in depth-first
+// order over n, c, h, w with ascending degrees. The two-argument form is one node of
+// device_count GPUs (every divisor of device_count is placeable).
+std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node);
 std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count);
 
-// Rules 1-4. Throws UsageError if device_count or gpus_per_node is not a power of two.
+// Rule 5: throws UsageError naming the value unless device_count and gpus_per_node are
+// at least 1 and device_count is a multiple of gpus_per_node.
+void require_job_shape(int device_count, int gpus_per_node);
+
+// Rules 1-4. Throws UsageError as require_job_shape does.
 std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count,
                                                     int gpus_per_node, const SpaceOptions& options);
 

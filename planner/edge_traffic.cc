@@ -44,46 +44,73 @@ bool on_aligned_block(const Configuration& c) {
   return true;
 }
 
-// Per dimension, the inclusive range of tile coordinates of the tiles of `config` that
-// live on `node`; false if the node holds none, or if they do not form a box.
-bool node_tile_box(const Configuration& config, const DeviceGraph& devices, int node,
-                   Coords& lo, Coords& hi) {
-  const int first = config.devices.front();
-  const int g = devices.gpus_per_node();
-  const int begin = std::max(node * g - first, 0);
-  const int end = std::min((node + 1) * g - first, config.tiles());
-  if (begin >= end) return false;
-  lo = tile_coords(config.degrees, begin);
-  hi = tile_coords(config.degrees, end - 1);
-  int64_t count = 1;
-  for (int d = 0; d < kNumDims; ++d) {
-    if (hi[static_cast<size_t>(d)] < lo[static_cast<size_t>(d)]) return false;
-    count *= hi[static_cast<size_t>(d)] - lo[static_cast<size_t>(d)] + 1;
+// Tile numbering order, outermost first (geometry.h): n, h, w, c.
+constexpr std::array<int, kNumDims> kTileOrder = {0, 2, 3, 1};
+
+// Appends disjoint boxes of tile coordinates (inclusive bounds) that together hold exactly
+// tiles [begin, end) of `degrees`. Coordinates of the dimensions before `level` in tile
+// order are already fixed in `lo`/`hi`; [begin, end) counts tiles of the remaining ones.
+// A run of consecutive tile indices splits into a partial head, a box of whole slices and
+// a partial tail per level, so this yields at most 2 * kNumDims - 1 boxes.
+void append_run_boxes(const Degrees& degrees, int level, int begin, int end, Coords lo, Coords hi,
+                      std::vector<Coords>& out_lo, std::vector<Coords>& out_hi) {
+  if (begin >= end) return;
+  if (level == kNumDims) {
+    out_lo.push_back(lo);
+    out_hi.push_back(hi);
+    return;
   }
-  return count == end - begin;
+  const auto dim = static_cast<size_t>(kTileOrder[static_cast<size_t>(level)]);
+  int inner = 1;  // tiles per index along `dim`
+  for (int k = level + 1; k < kNumDims; ++k) inner *= degrees[kTileOrder[static_cast<size_t>(k)]];
+  int head = begin / inner;
+  const int tail = end / inner;
+  if (head == tail) {  // within one index along `dim`
+    lo[dim] = hi[dim] = head;
+    append_run_boxes(degrees, level + 1, begin - head * inner, end - head * inner, lo, hi, out_lo, out_hi);
+    return;
+  }
+  if (begin % inner != 0) {
+    lo[dim] = hi[dim] = head;
+    append_run_boxes(degrees, level + 1, begin % inner, inner, lo, hi, out_lo, out_hi);
+    ++head;
+  }
+  if (head < tail) {  // whole slices head .. tail-1: every inner coordinate
+    Coords box_lo = lo, box_hi = hi;
+    box_lo[dim] = head;
+    box_hi[dim] = tail - 1;
+    for (int k = level + 1; k < kNumDims; ++k) {
+      const auto d = static_cast<size_t>(kTileOrder[static_cast<size_t>(k)]);
+      box_lo[d] = 0;
+      box_hi[d] = degrees[static_cast<int>(d)] - 1;
+    }
+    out_lo.push_back(box_lo);
+    out_hi.push_back(box_hi);
+  }
+  if (end % inner != 0) {
+    lo[dim] = hi[dim] = tail;
+    append_run_boxes(degrees, level + 1, 0, end % inner, lo, hi, out_lo, out_hi);
+  }
 }
 
 }  // namespace
 
-namespace {
-int log2_exact(int v) {
-  if (v <= 0 || (v & (v - 1)) != 0) return -1;
-  int l = 0;
-  while ((1 << l) < v) ++l;
-  return l;
-}
-}  // namespace
 
 FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot,
                                          const DeviceGraph& devices)
-    : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices),
-      max_log_(log2_exact(devices.device_count()) >= 0 ? log2_exact(devices.device_count()) + 1 : 1) {
-  tables_.resize(static_cast<size_t>(kNumDims * max_log_ * max_log_));
+    : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices) {
+  const int count = devices.device_count();
+  rank_of_.assign(static_cast<size_t>(count + 1), -1);
+  for (int v = 1; v <= count; ++v) {
+    if (count % v == 0) rank_of_[static_cast<size_t>(v)] = divisors_++;
+  }
+  tables_.resize(static_cast<size_t>(kNumDims * divisors_ * divisors_));
   built_.assign(tables_.size(), 0);
 }
 
 const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg, int qdeg) {
-  const auto at = static_cast<size_t>((d * max_log_ + log2_exact(pdeg)) * max_log_ + log2_exact(qdeg));
+  const auto at = static_cast<size_t>((d * divisors_ + rank_of_[static_cast<size_t>(pdeg)]) * divisors_ +
+                                      rank_of_[static_cast<size_t>(qdeg)]);
   DimTable& t = tables_[at];
   if (built_[at]) return t;
   built_[at] = 1;
@@ -131,24 +158,35 @@ void next_tile(const Degrees& degrees, Coords& c) {
 }  // namespace
 
 const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Configuration& config) {
-  uint64_t key = static_cast<uint64_t>(config.devices.front()) << 24;
-  for (int d = 0; d < kNumDims; ++d) key |= static_cast<uint64_t>(log2_exact(config.degrees[d]) & 63) << (6 * d);
+  // The key packs the first device and the rank of every degree (all below divisors_).
+  auto key = static_cast<uint64_t>(config.devices.front());
+  for (int d = 0; d < kNumDims; ++d) {
+    key = key * static_cast<uint64_t>(divisors_) + static_cast<uint64_t>(rank_of_[static_cast<size_t>(config.degrees[d])]);
+  }
   auto [it, inserted] = node_boxes_.try_emplace(key);
   NodeBoxes& b = it->second;
   if (!inserted) return b;
-  // Per node, the box of tile coordinates it holds. On an aligned block this is always a
-  // box; verify rather than assume.
+  // Node k holds the tiles on devices [k*g, (k+1)*g): a run of tile indices.
   const int nodes = devices_.nodes(), g = devices_.gpus_per_node();
   const int first = config.devices.front();
-  b.has.assign(static_cast<size_t>(nodes), 0);
-  b.lo.resize(static_cast<size_t>(nodes));
-  b.hi.resize(static_cast<size_t>(nodes));
+  b.first.assign(static_cast<size_t>(nodes + 1), 0);
   b.valid = true;
   for (int k = 0; k < nodes; ++k) {
-    const auto i_k = static_cast<size_t>(k);
-    b.has[i_k] = node_tile_box(config, devices_, k, b.lo[i_k], b.hi[i_k]);
-    const bool here = first < (k + 1) * g && first + config.tiles() > k * g;
-    if (here != static_cast<bool>(b.has[i_k])) b.valid = false;
+    const int begin = std::max(k * g - first, 0);
+    const int end = std::min((k + 1) * g - first, config.tiles());
+    const size_t before = b.lo.size();
+    append_run_boxes(config.degrees, 0, begin, end, Coords{}, Coords{}, b.lo, b.hi);
+    b.first[static_cast<size_t>(k + 1)] = static_cast<int>(b.lo.size());
+    // Verify rather than assume: the boxes hold exactly end - begin tiles.
+    int64_t count = 0;
+    for (size_t i = before; i < b.lo.size(); ++i) {
+      int64_t volume = 1;
+      for (int d = 0; d < kNumDims; ++d) {
+        volume *= b.hi[i][static_cast<size_t>(d)] - b.lo[i][static_cast<size_t>(d)] + 1;
+      }
+      count += volume;
+    }
+    if (count != std::max(end - begin, 0)) b.valid = false;
   }
   return b;
 }
@@ -156,12 +194,14 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
 bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configuration& consumer_config,
                                   EdgeTraffic& out) {
   if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
+  const int count = devices_.device_count();
+  if (producer.devices.back() >= count || consumer_config.devices.back() >= count) return false;
   const Degrees& pd = producer.degrees;
   const Degrees& qd = consumer_config.degrees;
   std::array<const DimTable*, kNumDims> dim{};
   for (int d = 0; d < kNumDims; ++d) {
-    const int lp = log2_exact(pd[d]), lq = log2_exact(qd[d]);
-    if (lp < 0 || lq < 0 || lp >= max_log_ || lq >= max_log_) return false;
+    if (pd[d] < 1 || pd[d] > count || qd[d] < 1 || qd[d] > count) return false;
+    if (rank_of_[static_cast<size_t>(pd[d])] < 0 || rank_of_[static_cast<size_t>(qd[d])] < 0) return false;
     dim[static_cast<size_t>(d)] = &table(d, pd[d], qd[d]);
   }
   const int nodes = devices_.nodes(), g = devices_.gpus_per_node();
@@ -169,10 +209,7 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   const NodeBoxes& pb = node_boxes(producer);
   const NodeBoxes& qb = node_boxes(consumer_config);
   if (!pb.valid || !qb.valid) return false;
-  const std::vector<char>& p_has = pb.has;
-  const std::vector<char>& q_has = qb.has;
-  const std::vector<Coords>&p_lo = pb.lo, &p_hi = pb.hi, &q_lo = qb.lo, &q_hi = qb.hi;
-  out.reset(devices_.device_count(), nodes);
+  out.reset(count, nodes);
 
   // Receivers: each consumer tile needs its region, minus what its own device holds; what
   // its node's producer tiles hold comes over intra-node links, the rest over the network.
@@ -182,15 +219,25 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   for (int t = 0; t < consumer_config.tiles(); ++t, next_tile(qd, q)) {
     const int dev = qfirst + t;
     const auto k = static_cast<size_t>(dev / g);
-    int64_t region = 1, in_node = p_has[k] ? 1 : 0, local = 1;
+    int64_t region = 1, local = 1;
     const int local_tile = t + local_offset;
     const bool has_local = local_tile >= 0 && local_tile < producer.tiles();
     for (int d = 0; d < kNumDims; ++d) {
       const auto i_d = static_cast<size_t>(d);
       const DimTable& tab = *dim[i_d];
       region *= tab.need[static_cast<size_t>(q[i_d])];
-      if (in_node) in_node *= tab.over_i(p_lo[k][i_d], p_hi[k][i_d], q[i_d]);
       if (has_local) local *= tab.overlap_at(p_local[i_d], q[i_d]);
+    }
+    int64_t in_node = 0;
+    for (int b = pb.first[k]; b < pb.first[k + 1]; ++b) {
+      const Coords& lo = pb.lo[static_cast<size_t>(b)];
+      const Coords& hi = pb.hi[static_cast<size_t>(b)];
+      int64_t part = 1;
+      for (int d = 0; d < kNumDims && part != 0; ++d) {
+        const auto i_d = static_cast<size_t>(d);
+        part *= dim[i_d]->over_i(lo[i_d], hi[i_d], q[i_d]);
+      }
+      in_node += part;
     }
     if (!has_local) local = 0;
     if (has_local) next_tile(pd, p_local);
@@ -207,15 +254,25 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   for (int t = 0; t < producer.tiles(); ++t, next_tile(pd, p)) {
     const int dev = pfirst + t;
     const auto k = static_cast<size_t>(dev / g);
-    int64_t all = 1, in_node = q_has[k] ? 1 : 0, local = 1;
+    int64_t all = 1, local = 1;
     const int local_tile = t + q_offset;
     const bool has_local = local_tile >= 0 && local_tile < consumer_config.tiles();
     for (int d = 0; d < kNumDims; ++d) {
       const auto i_d = static_cast<size_t>(d);
       const DimTable& tab = *dim[i_d];
       all *= tab.over_j(p[i_d], 0, qd[d] - 1);
-      if (in_node) in_node *= tab.over_j(p[i_d], q_lo[k][i_d], q_hi[k][i_d]);
       if (has_local) local *= tab.overlap_at(p[i_d], q_local[i_d]);
+    }
+    int64_t in_node = 0;
+    for (int b = qb.first[k]; b < qb.first[k + 1]; ++b) {
+      const Coords& lo = qb.lo[static_cast<size_t>(b)];
+      const Coords& hi = qb.hi[static_cast<size_t>(b)];
+      int64_t part = 1;
+      for (int d = 0; d < kNumDims && part != 0; ++d) {
+        const auto i_d = static_cast<size_t>(d);
+        part *= dim[i_d]->over_j(p[i_d], lo[i_d], hi[i_d]);
+      }
+      in_node += part;
     }
     if (!has_local) local = 0;
     if (has_local) next_tile(qd, q_local);

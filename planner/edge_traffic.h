@@ -3,11 +3,14 @@
 // transfer term needs. Two ways to compute the same numbers:
 //  - by pairs: every (producer tile, consumer tile) overlap from for_each_transfer;
 //  - factored: required regions and tile boxes are products of per-dimension intervals,
-//    and on an aligned block of devices the tiles of one node form a box of tile
-//    coordinates, so every per-device and per-node sum is a product of per-dimension sums.
-//    This costs O(tiles x dims) instead of O(overlapping tile pairs), and is what makes cost
+//    and on an aligned block of devices the tiles of one node are a run of consecutive
+//    tile indices, which is a union of a few boxes of tile coordinates (one box when the
+//    degrees and GPUs per node are powers of two). So every per-device and per-node sum is
+//    a sum over those boxes of products of per-dimension sums. This costs
+//    O(tiles x boxes x dims) instead of O(overlapping tile pairs), and is what makes cost
 //    tables for 64-256 GPUs affordable. It applies when both configurations sit on aligned
-//    blocks of consecutive devices (every configuration the search enumerates).
+//    blocks of consecutive devices and their degrees divide the device count (every
+//    configuration the search enumerates).
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -39,7 +42,7 @@ class FactoredEdgeTraffic {
   FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot, const DeviceGraph& devices);
 
   // Fills `out`; returns false (leaving `out` unspecified) when a configuration is not on
-  // an aligned block of consecutive devices, or its degrees are not powers of two.
+  // an aligned block of consecutive devices, or a degree does not divide the device count.
   bool compute(const Configuration& producer, const Configuration& consumer_config, EdgeTraffic& out);
 
  private:
@@ -60,10 +63,11 @@ class FactoredEdgeTraffic {
   };
   const DimTable& table(int dim, int producer_degree, int consumer_degree);
 
-  // Per node, the box of tile coordinates of a configuration that it holds.
+  // Per node, the tiles of a configuration that it holds, as disjoint boxes of tile
+  // coordinates (inclusive bounds): node k holds boxes first[k] .. first[k+1]-1.
   struct NodeBoxes {
-    bool valid = false;  // every node holding tiles holds a box of them
-    std::vector<char> has;
+    bool valid = false;  // the boxes hold exactly the tiles on each node
+    std::vector<int> first;
     std::vector<std::array<int, kNumDims>> lo, hi;
   };
   const NodeBoxes& node_boxes(const Configuration& config);  // cached by degrees and block
@@ -72,8 +76,10 @@ class FactoredEdgeTraffic {
   const Layer& consumer_;
   int slot_;
   const DeviceGraph& devices_;
-  int max_log_;                   // degrees up to 2^(max_log_-1), the device count
-  std::vector<DimTable> tables_;  // [dim][log2 P][log2 Q], built on first use
+  // Degrees are divisors of the device count; tables are indexed by a divisor's rank.
+  std::vector<int> rank_of_;      // [degree] -> rank among the divisors, or -1
+  int divisors_ = 0;              // how many divisors the device count has
+  std::vector<DimTable> tables_;  // [dim][rank P][rank Q], built on first use
   std::vector<char> built_;
   std::unordered_map<uint64_t, NodeBoxes> node_boxes_;
 };

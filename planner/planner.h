@@ -69,8 +69,9 @@ struct Plan {
   const StrategyCost& best_baseline() const;
 };
 
-// Plans `graph` (built for its global batch) on `devices`. Throws UsageError when the
-// device counts are not powers of two or the batch cannot be split over the devices.
+// Plans `graph` (built for its global batch) on `devices`: any N nodes x G GPUs. Throws
+// UsageError when the batch is not a multiple of the device count (so that data
+// parallelism is a member of the space).
 Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options = {});
 
 // Prices any strategy; `configs` holds one configuration per layer.
@@ -78,8 +79,8 @@ StrategyCost price_strategy(const CostModel& model, std::string name,
                             const std::vector<Configuration>& configs);
 
 // The baselines, each on all devices: data parallelism (every layer split by samples),
-// model parallelism (every layer split by channels where its kind allows, by samples
-// where it does not) and OWT (data-parallel up to the first fully-connected layer,
+// model parallelism (every layer split by channels where its kind allows, as far as
+// gcd(channels, devices), by samples for the rest of the devices) and OWT (data-parallel up to the first fully-connected layer,
 // channel-split from there on).
 std::vector<Configuration> data_parallel(const ModelGraph& graph, int device_count);
 std::vector<Configuration> model_parallel(const ModelGraph& graph, int device_count);

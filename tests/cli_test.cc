@@ -62,6 +62,18 @@ TEST(CliPlan, AlexNetOnSixteenP100PrintsEveryLayerTheSpeedupAndTheBaselines) {
   EXPECT_THAT(r.out, Not(HasSubstr("warning")));
 }
 
+// The Slurm plugin's acceptance case: `sbatch -N3 --gpus-per-node=4` is 12 GPUs.
+TEST(CliPlan, ResNet50OnThreeNodesOfFourPlansAllTwelveGpus) {
+  const Outcome r = run({"plan", "--gpus", "12", "--gpus-per-node", "4", "--model", "resnet50"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith("model resnet50, batch 384, 3 nodes x 4 "));
+  EXPECT_THAT(r.out, HasSubstr("on gpus 0-11"));
+  EXPECT_THAT(r.out, Not(HasSubstr("gpus 12")));
+  EXPECT_TRUE(has_line_starting(r, "layer-wise ")) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("warning")));
+}
+
 TEST(CliPlan, VerboseAddsTheConfigsColumn) {
   const Outcome plain = run({"plan", "--model", "lenet5", "--gpus", "4"});
   const Outcome verbose = run({"plan", "--model", "lenet5", "--gpus", "4", "--verbose"});
@@ -198,7 +210,8 @@ std::vector<BadInput> bad_inputs() {
       {"unknown_gpu", {"plan", "--model", "lenet5", "--gpu", "k80"}, "k80"},
       {"zero_gpus", {"plan", "--model", "lenet5", "--gpus", "0"}, "--gpus 0"},
       {"negative_gpus", {"plan", "--model", "lenet5", "--gpus", "-4"}, "-4"},
-      {"twelve_gpus", {"plan", "--model", "lenet5", "--gpus", "12"}, "12"},
+      {"twelve_gpus_batch_not_divisible", {"plan", "--model", "lenet5", "--gpus", "12", "--batch", "100"},
+       "batch 100 cannot be split over 12 GPUs: expected a multiple of 12"},
       {"three_gpus_per_node", {"plan", "--model", "lenet5", "--gpus-per-node", "3"}, "3"},
       {"gpus_not_a_multiple_of_node", {"plan", "--model", "lenet5", "--gpus", "16", "--gpus-per-node", "3"}, "3"},
       {"batch_not_divisible", {"plan", "--model", "alexnet", "--gpus", "16", "--batch", "500"}, "500"},

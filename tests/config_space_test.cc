@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <ostream>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -258,25 +260,260 @@ TEST(EnumerateConfigurations, BlocksNoLargerThanANodeStayInsideOneNode) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Any job shape: N nodes x G GPUs
+// ---------------------------------------------------------------------------------------
+
+// The enumeration as it was when D and G had to be powers of two: degrees doubling while
+// they divide the extent and the product stays <= D, ordered by tile count (stable), on
+// every aligned block of p devices for kAlignedBlocks.
+std::vector<Configuration> power_of_two_enumeration(const Layer& layer, int device_count,
+                                                    const SpaceOptions& options) {
+  const auto dims = splittable_dims(layer.kind);
+  std::vector<Degrees> degrees_list;
+  auto extend = [&](auto&& self, int dim, Degrees current) -> void {
+    if (dim == kNumDims) {
+      degrees_list.push_back(current);
+      return;
+    }
+    const int others = current.product();
+    for (int degree = 1; others * degree <= device_count; degree *= 2) {
+      if (degree > 1 && (!dims[static_cast<size_t>(dim)] || layer.output[dim] % degree != 0)) break;
+      current.d[static_cast<size_t>(dim)] = degree;
+      self(self, dim + 1, current);
+    }
+  };
+  extend(extend, 0, Degrees{});
+  std::stable_sort(degrees_list.begin(), degrees_list.end(),
+                   [](const Degrees& a, const Degrees& b) { return a.product() < b.product(); });
+  std::vector<Configuration> out;
+  for (const Degrees& d : degrees_list) {
+    const int p = d.product();
+    const int blocks = options.placement == PlacementRule::kFirstBlock ? 1 : device_count / p;
+    for (int block = 0; block < blocks; ++block) {
+      Configuration c{d, {}};
+      for (int t = 0; t < p; ++t) c.devices.push_back(block * p + t);
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Layers whose extents powers of two divide well (BigModel), poorly (7x7, 3 channels,
+// 1000 classes) and that 3 divides (which must not add anything when D and G are powers
+// of two).
+struct MixedModel {
+  ModelGraph g{"mixed"};
+  int input = g.input("x", shape(576, 3, 224, 224));
+  int conv = g.conv2d("conv", input, 96, Window::square(7, 2, 3), false);  // 576x96x112x112
+  int pool = g.max_pool("pool", conv, Window::square(3, 2, 1));           // 576x96x56x56
+  int small = g.conv2d("small", pool, 12, Window::square(3, 8, 1), true); // 576x12x7x7
+  int fc = g.fully_connected("fc", small, 1000);                         // 576x1000x1x1
+  int softmax = g.softmax_cross_entropy("softmax", fc);
+  int concat = g.concat("concat", {pool, pool});                          // 576x192x56x56
+};
+
+TEST(EnumerateConfigurations, PowerOfTwoJobsGiveExactlyThePowerOfTwoSpace) {
+  const BigModel big;
+  const MixedModel mixed;
+  std::vector<const Layer*> layers;
+  for (const Layer& l : big.g.layers()) layers.push_back(&l);
+  for (const Layer& l : mixed.g.layers()) layers.push_back(&l);
+  int compared = 0;
+  for (int devices = 1; devices <= 256; devices *= 2) {
+    for (int per_node = 1; per_node <= devices && per_node <= 16; per_node *= 2) {
+      for (const SpaceOptions& options : {kFirst, kAligned}) {
+        for (const Layer* l : layers) {
+          SCOPED_TRACE(l->name + " on " + std::to_string(devices) + " GPUs, " + std::to_string(per_node) +
+                       " per node");
+          // Same configurations, in the same order.
+          ASSERT_EQ(enumerate_configurations(*l, devices, per_node, options),
+                    power_of_two_enumeration(*l, devices, options));
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 2 * 35 * 13);  // 35 (D, G) pairs, 13 layers, both rules
+}
+
+TEST(PlaceableTileCount, DivisorsOfANodeOrMultiplesOfANodeThatDivideTheJob) {
+  auto placeable = [](int devices, int per_node) {
+    std::vector<int> out;
+    for (int p = 1; p <= devices + 1; ++p) {
+      if (layerplan::placeable_tile_count(p, devices, per_node)) out.push_back(p);
+    }
+    return out;
+  };
+  EXPECT_THAT(placeable(12, 4), ElementsAre(1, 2, 4, 12));         // 3 nodes x 4: no 3, 6 or 8
+  EXPECT_THAT(placeable(6, 6), ElementsAre(1, 2, 3, 6));           // 1 node x 6
+  EXPECT_THAT(placeable(3, 1), ElementsAre(1, 3));                 // 3 nodes x 1: no 2
+  EXPECT_THAT(placeable(12, 6), ElementsAre(1, 2, 3, 6, 12));      // 2 nodes x 6
+  EXPECT_THAT(placeable(48, 8), ElementsAre(1, 2, 4, 8, 16, 24, 48));  // 6 nodes x 8
+  EXPECT_THAT(placeable(18, 3), ElementsAre(1, 3, 6, 9, 18));      // 6 nodes x 3: no 2
+  EXPECT_THAT(placeable(16, 4), ElementsAre(1, 2, 4, 8, 16));
+  EXPECT_THAT(placeable(5, 5), ElementsAre(1, 5));
+  EXPECT_FALSE(layerplan::placeable_tile_count(4, 10, 4));  // not a whole number of nodes
+  EXPECT_FALSE(layerplan::placeable_tile_count(0, 4, 4));
+}
+
+// An extent of 576 = 2^6 x 3^2 along every dimension: divisibility prunes nothing.
+struct DivisibleModel {
+  ModelGraph g{"divisible"};
+  int input = g.input("x", shape(576, 576, 576, 576));
+  int relu = g.relu("relu", input);
+  int fc = g.fully_connected("fc", relu, 576);
+  int softmax = g.softmax_cross_entropy("softmax", fc);
+};
+
+// Ordered ways to write p as a product of m factors: the degree vectors with p tiles over
+// m splittable dimensions when every extent is divisible.
+size_t ordered_factorizations(int p, int m) {
+  if (m == 1) return 1;
+  size_t total = 0;
+  for (int f = 1; f <= p; ++f) {
+    if (p % f == 0) total += ordered_factorizations(p / f, m - 1);
+  }
+  return total;
+}
+
+TEST(CandidateDegrees, TwelveGpusInThreeNodesOfFourUseTileCountsOneTwoFourTwelve) {
+  const DivisibleModel m;
+  // Per tile count p in {1, 2, 4, 12}: ordered factorizations into m factors.
+  const std::vector<std::pair<int, int>> kinds = {{m.relu, 4}, {m.input, 3}, {m.fc, 2}, {m.softmax, 1}};
+  for (const auto& [id, dims] : kinds) {
+    const Layer& l = m.g.layer(id);
+    size_t expected = 0;
+    for (int p : {1, 2, 4, 12}) expected += ordered_factorizations(p, dims);
+    const auto got = candidate_degrees(l, 12, 4);
+    EXPECT_EQ(got.size(), expected) << l.name;
+    for (const Degrees& d : got) {
+      EXPECT_TRUE(d.product() == 1 || d.product() == 2 || d.product() == 4 || d.product() == 12)
+          << l.name << " " << d.str();
+    }
+  }
+  // Concretely: 1 + 4 + 10 + 40 = 55 for a conv-like layer, 1 + 2 + 3 + 6 = 12 for fc.
+  EXPECT_EQ(candidate_degrees(m.g.layer(m.relu), 12, 4).size(), 55u);
+  EXPECT_EQ(candidate_degrees(m.g.layer(m.fc), 12, 4).size(), 12u);
+  EXPECT_THAT(candidate_degrees(m.g.layer(m.softmax), 12, 4),
+              ElementsAre(degrees(1, 1, 1, 1), degrees(2, 1, 1, 1), degrees(4, 1, 1, 1), degrees(12, 1, 1, 1)));
+}
+
+TEST(CandidateDegrees, SixGpusInOneNodeSplitInThreeAndSix) {
+  const DivisibleModel m;
+  EXPECT_THAT(candidate_degrees(m.g.layer(m.fc), 6, 6),
+              ElementsAre(degrees(1, 1, 1, 1), degrees(1, 2, 1, 1), degrees(2, 1, 1, 1), degrees(1, 3, 1, 1),
+                          degrees(3, 1, 1, 1), degrees(1, 6, 1, 1), degrees(2, 3, 1, 1), degrees(3, 2, 1, 1),
+                          degrees(6, 1, 1, 1)));
+  // 1 + 4 + 4 + 16 = 25 for four splittable dimensions.
+  EXPECT_EQ(candidate_degrees(m.g.layer(m.relu), 6, 6).size(), 25u);
+  // Three nodes of one GPU: one tile or three.
+  EXPECT_THAT(candidate_degrees(m.g.layer(m.softmax), 3, 1), ElementsAre(degrees(1, 1, 1, 1), degrees(3, 1, 1, 1)));
+}
+
+TEST(CandidateDegrees, DegreesDivideTheExtentNotJustPowersOfTwo) {
+  // LeNet-like extents on 12 GPUs (3 x 4): a channel degree divides both the channels and
+  // a placeable tile count (1, 2, 4, 12). 6 channels: 1, 2, 3 (c3 n4) or 6 (c6 n2), not 4
+  // or 12; 10 classes: 1 or 2; 120 features: every divisor of 12; a 5x5 map never.
+  ModelGraph g("lenet_like");
+  const int x = g.input("x", shape(48, 1, 32, 32));
+  const int conv = g.conv2d("conv", x, 6, Window::square(5), true);  // 48x6x28x28
+  const int pool = g.max_pool("pool", conv, Window::square(2, 2, 0));   // 48x6x14x14
+  const int conv2 = g.conv2d("conv2", pool, 16, Window::square(5), true);  // 48x16x10x10
+  const int pool2 = g.max_pool("pool2", conv2, Window::square(2, 2, 0));   // 48x16x5x5
+  const int fc = g.fully_connected("fc", pool2, 120);
+  const int out = g.fully_connected("out", fc, 10);
+  auto channel_degrees = [&](int id) {
+    std::set<int> c;
+    for (const Degrees& d : candidate_degrees(g.layer(id), 12, 4)) c.insert(d[1]);
+    return c;
+  };
+  EXPECT_EQ(channel_degrees(conv), (std::set<int>{1, 2, 3, 6}));
+  EXPECT_EQ(channel_degrees(fc), (std::set<int>{1, 2, 3, 4, 6, 12}));
+  EXPECT_EQ(channel_degrees(out), (std::set<int>{1, 2}));
+  for (const Degrees& d : candidate_degrees(g.layer(pool2), 12, 4)) {
+    EXPECT_EQ(d[2], 1) << d.str();
+    EXPECT_EQ(d[3], 1) << d.str();
+  }
+  // 28 = 4 x 7: h and w of conv split by 1, 2 or 4 only.
+  for (const Degrees& d : candidate_degrees(g.layer(conv), 12, 4)) {
+    EXPECT_EQ(28 % d[2], 0) << d.str();
+    EXPECT_NE(d[2], 12) << d.str();
+  }
+}
+
+TEST(EnumerateConfigurations, AlignedBlocksOnAnyJobLieInOneNodeOrSpanWholeNodes) {
+  const DivisibleModel m;
+  const Layer& relu = m.g.layer(m.relu);
+  struct Job {
+    int nodes, per_node;
+  };
+  for (const Job& job : {Job{3, 4}, Job{1, 6}, Job{3, 1}, Job{2, 6}, Job{6, 8}, Job{6, 3}}) {
+    const int devices = job.nodes * job.per_node;
+    SCOPED_TRACE(std::to_string(job.nodes) + " x " + std::to_string(job.per_node));
+    const auto configs = enumerate_configurations(relu, devices, job.per_node, kAligned);
+    std::set<std::vector<int>> blocks;
+    size_t expected = 0;
+    for (const Degrees& d : candidate_degrees(relu, devices, job.per_node)) {
+      expected += static_cast<size_t>(devices / d.product());
+    }
+    EXPECT_EQ(configs.size(), expected);
+    for (const Configuration& c : configs) {
+      const int p = c.tiles();
+      ASSERT_EQ(p, c.degrees.product()) << c.str();
+      EXPECT_EQ(c.devices.front() % p, 0) << c.str();
+      EXPECT_LE(c.devices.back(), devices - 1) << c.str();
+      for (int t = 1; t < p; ++t) EXPECT_EQ(c.devices[static_cast<size_t>(t)], c.devices.front() + t) << c.str();
+      if (p <= job.per_node) {
+        EXPECT_EQ(c.devices.front() / job.per_node, c.devices.back() / job.per_node) << c.str();
+      } else {
+        EXPECT_EQ(c.devices.front() % job.per_node, 0) << c.str();
+        EXPECT_EQ(p % job.per_node, 0) << c.str();
+      }
+      blocks.insert(c.devices);
+    }
+    // Every aligned block of every placeable size appears once per size.
+    size_t block_count = 0;
+    for (int p = 1; p <= devices; ++p) {
+      if (layerplan::placeable_tile_count(p, devices, job.per_node)) block_count += static_cast<size_t>(devices / p);
+    }
+    EXPECT_EQ(blocks.size(), block_count);
+    // First block: one configuration per degree vector, on devices 0..p-1.
+    EXPECT_EQ(enumerate_configurations(relu, devices, job.per_node, kFirst).size(),
+              candidate_degrees(relu, devices, job.per_node).size());
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Usage errors
 // ---------------------------------------------------------------------------------------
 
-TEST(EnumerateConfigurations, RejectsDeviceCountsThatAreNotPowersOfTwo) {
+TEST(EnumerateConfigurations, AcceptsAnyWholeNumberOfNodesOfAnySize) {
   const BigModel m;
   const Layer& conv = m.layer(m.conv);
-  EXPECT_THROW(enumerate_configurations(conv, 6, 2, kFirst), UsageError);
-  EXPECT_THROW(enumerate_configurations(conv, 12, 4, kAligned), UsageError);
-  EXPECT_THROW(enumerate_configurations(conv, 0, 1, kFirst), UsageError);
+  EXPECT_NO_THROW(enumerate_configurations(conv, 12, 4, kAligned));
+  EXPECT_NO_THROW(enumerate_configurations(conv, 6, 6, kFirst));
+  EXPECT_NO_THROW(enumerate_configurations(conv, 3, 1, kFirst));
   EXPECT_NO_THROW(enumerate_configurations(conv, 16, 4, kFirst));
   EXPECT_NO_THROW(enumerate_configurations(conv, 1, 1, kFirst));
 }
 
-TEST(EnumerateConfigurations, RejectsGpusPerNodeThatAreNotPowersOfTwo) {
+TEST(EnumerateConfigurations, RejectsJobsThatAreNotWholeNodesNamingTheValues) {
   const BigModel m;
   const Layer& conv = m.layer(m.conv);
-  EXPECT_THROW(enumerate_configurations(conv, 8, 3, kFirst), UsageError);
-  EXPECT_THROW(enumerate_configurations(conv, 8, 6, kAligned), UsageError);
-  EXPECT_THROW(enumerate_configurations(conv, 8, 0, kFirst), UsageError);
+  auto message = [&](int devices, int per_node) -> std::string {
+    try {
+      enumerate_configurations(conv, devices, per_node, kFirst);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message(10, 4), "10 GPUs: expected a whole number of nodes, a multiple of the 4 GPUs per node");
+  EXPECT_EQ(message(8, 3), "8 GPUs: expected a whole number of nodes, a multiple of the 3 GPUs per node");
+  EXPECT_EQ(message(4, 8), "4 GPUs: expected a whole number of nodes, a multiple of the 8 GPUs per node");
+  EXPECT_EQ(message(0, 1), "0 GPUs: expected 1 or more");
+  EXPECT_EQ(message(8, 0), "0 GPUs per node: expected 1 or more");
+  EXPECT_EQ(message(-4, 2), "-4 GPUs: expected 1 or more");
 }
 
 TEST(IsPowerOfTwo, AcceptsOneTwoFourRejectsZeroNegativeAndOthers) {

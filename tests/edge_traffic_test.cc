@@ -3,6 +3,9 @@
 // configurations the search can produce.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "planner/config_space.h"
 #include "planner/edge_traffic.h"
 #include "planner/zoo.h"
@@ -90,6 +93,104 @@ TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnInceptionBlock) {
     }
   }
   EXPECT_GT(checked, 8);
+}
+
+// The same kinds on extents that 3 divides (6, 12 and 18 channels, 12x12 and 6x6 maps)
+// and some that it does not (4 channels of the side branch, 8 classes), so degrees 3, 6
+// and 12 occur along every splittable dimension.
+ModelGraph every_kind_by_three(int64_t batch) {
+  ModelGraph g("every_kind_by_three");
+  const int in = g.input("input", {{batch, 6, 12, 12}});
+  const int conv = g.conv2d("conv3x3", in, 12, Window::square(3, 1, 1), true);  // 12x12x12
+  const int pool = g.max_pool("pool_s2", conv, Window::square(3, 2, 1));          // 12x6x6
+  const int side = g.conv2d("conv1x1", pool, 4, Window::square(1), false);        // 4x6x6
+  const int cat = g.concat("concat", {pool, side});                               // 16x6x6
+  const int wide = g.conv2d("conv_wide", cat, 18, Window::square(3, 1, 1), false); // 18x6x6
+  const int sum = g.add("add", {wide, wide});
+  const int bn = g.batch_norm("bn", sum);
+  const int gap = g.global_avg_pool("gap", bn);
+  const int flat = g.flatten("flatten", gap);
+  const int fc = g.fully_connected("fc", flat, 8);
+  g.softmax_cross_entropy("loss", fc);
+  return g;
+}
+
+void expect_same_traffic_on_every_edge(const ModelGraph& g, const DeviceGraph& devices, PlacementRule placement) {
+  for (const Layer& l : g.layers()) {
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      SCOPED_TRACE(l.name + " slot " + std::to_string(slot) + " on " + std::to_string(devices.nodes()) + " x " +
+                   std::to_string(devices.gpus_per_node()));
+      expect_same_traffic(g, l, slot, devices, placement);
+    }
+  }
+}
+
+// 3 nodes x 4 (12 GPUs): a node's tiles need not form one box of tile coordinates
+// (n4 c3 puts (n0, c0..2) and (n1, c0) on node 0), so this exercises the union of boxes.
+TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnThreeNodesOfFour) {
+  expect_same_traffic_on_every_edge(every_kind_by_three(12), cluster(3, 4), PlacementRule::kAlignedBlocks);
+}
+
+TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnOneNodeOfSix) {
+  expect_same_traffic_on_every_edge(every_kind_by_three(12), cluster(1, 6), PlacementRule::kAlignedBlocks);
+}
+
+TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnThreeNodesOfOne) {
+  expect_same_traffic_on_every_edge(every_kind_by_three(6), cluster(3, 1), PlacementRule::kAlignedBlocks);
+}
+
+TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnTwoNodesOfSixAndSixNodesOfTwo) {
+  const ModelGraph g = every_kind_by_three(12);
+  expect_same_traffic_on_every_edge(g, cluster(2, 6), PlacementRule::kAlignedBlocks);
+  expect_same_traffic_on_every_edge(g, cluster(6, 2), PlacementRule::kAlignedBlocks);
+}
+
+// Degrees 3, 6 and 12 over the tile shapes where a node's run of tiles is least like a
+// box: the sample and channel degrees in every order, across nodes of 4.
+TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationForHandPickedSplitsByThree) {
+  const ModelGraph g = every_kind_by_three(12);
+  const DeviceGraph devices = cluster(3, 4);
+  const Layer& conv = g.layer(1);  // conv3x3, reads the input through a halo
+  ASSERT_EQ(conv.name, "conv3x3");
+  const std::vector<Degrees> splits = {
+      Degrees{{12, 1, 1, 1}}, Degrees{{4, 3, 1, 1}}, Degrees{{3, 4, 1, 1}}, Degrees{{2, 6, 1, 1}},
+      Degrees{{1, 12, 1, 1}}, Degrees{{1, 1, 3, 4}}, Degrees{{1, 1, 12, 1}}, Degrees{{2, 1, 2, 3}},
+      Degrees{{1, 3, 2, 2}}, Degrees{{3, 1, 1, 4}}, Degrees{{1, 6, 1, 2}}, Degrees{{1, 1, 6, 2}}};
+  FactoredEdgeTraffic factored(g, conv, 0, devices);
+  EdgeTraffic fast, slow;
+  int non_trivial = 0;
+  for (const Degrees& pd : splits) {
+    if (pd[1] > 1) continue;  // the input layer never splits channels
+    for (const Degrees& qd : splits) {
+      Configuration p{pd, {}}, q{qd, {}};
+      for (int t = 0; t < 12; ++t) {
+        p.devices.push_back(t);
+        q.devices.push_back(t);
+      }
+      ASSERT_TRUE(factored.compute(p, q, fast)) << p.str() << " -> " << q.str();
+      edge_traffic_by_pairs(g, conv, 0, p, q, devices, slow);
+      EXPECT_EQ(fast.total, slow.total) << p.str() << " -> " << q.str();
+      EXPECT_EQ(fast.intra_send, slow.intra_send) << p.str() << " -> " << q.str();
+      EXPECT_EQ(fast.intra_recv, slow.intra_recv) << p.str() << " -> " << q.str();
+      EXPECT_EQ(fast.net_out, slow.net_out) << p.str() << " -> " << q.str();
+      EXPECT_EQ(fast.net_in, slow.net_in) << p.str() << " -> " << q.str();
+      non_trivial += slow.total > 0 && slow.net_in != std::vector<int64_t>(3, 0);
+    }
+  }
+  EXPECT_GT(non_trivial, 20);  // most pairs move data across nodes
+}
+
+TEST(EdgeTrafficTest, FactoredDeclinesDegreesThatDoNotDivideTheDeviceCount) {
+  const ModelGraph g = every_kind_by_three(12);
+  const DeviceGraph devices = cluster(1, 4);
+  const Layer& bn = g.layer(7);
+  ASSERT_EQ(bn.name, "bn");
+  Configuration three{Degrees{{3, 1, 1, 1}}, {0, 1, 2}};
+  Configuration one{Degrees{{1, 1, 1, 1}}, {0}};
+  FactoredEdgeTraffic factored(g, bn, 0, devices);
+  EdgeTraffic out;
+  EXPECT_FALSE(factored.compute(three, one, out));  // 3 tiles on 4 GPUs: not the search's
+  EXPECT_TRUE(factored.compute(one, one, out));
 }
 
 TEST(EdgeTrafficTest, FactoredDeclinesConfigurationsOffAlignedBlocks) {

@@ -3,7 +3,8 @@
 // configurations, the search options that must not change the optimum do not, the time
 // budget falls back to the best baseline, and the baselines have the shapes their
 // names promise. Cluster: the paper's (4 nodes x 4 P100, NVLink, 100 Gb/s EDR),
-// 32 images per GPU.
+// 32 images per GPU, and the same nodes and GPUs in other shapes: 3 nodes x 4 (12 GPUs),
+// 1 x 6, 3 x 1, 2 x 6. On small chains the plan equals an exhaustive oracle.
 #include "planner/planner.h"
 
 #include <gmock/gmock.h>
@@ -18,28 +19,46 @@
 #include "common/error.h"
 #include "planner/cost_model.h"
 #include "planner/zoo.h"
+#include "tests/brute_force_oracle.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
 namespace {
 
 using ::testing::HasSubstr;
+using ::layerplan::testing::OracleResult;
+using ::layerplan::testing::brute_force_minimum;
 
 constexpr int64_t kImagesPerGpu = 32;
 
-// The paper's cluster cut down to `gpus` GPUs: whole nodes of 4, or part of one node.
-ClusterSpec paper_spec(int gpus) {
+// The paper's cluster cut down to `gpus` GPUs: whole nodes of `per_node` (4 as in the
+// paper), or part of one node.
+ClusterSpec paper_spec(int gpus, int per_node = 4) {
   ClusterSpec spec = ClusterSpec::paper_cluster();
-  if (gpus < spec.gpus_per_node) {
-    spec.gpus_per_node = gpus;
-    spec.nodes = 1;
-  } else {
-    spec.nodes = gpus / spec.gpus_per_node;
-  }
+  spec.gpus_per_node = std::min(per_node, gpus);
+  spec.nodes = gpus / spec.gpus_per_node;
   return spec;
 }
 
-DeviceGraph paper_devices(int gpus) { return build_device_graph(paper_spec(gpus)); }
+DeviceGraph paper_devices(int gpus, int per_node = 4) { return build_device_graph(paper_spec(gpus, per_node)); }
+
+// A residual block small enough for every job shape here: 12 channels on 12x12 maps,
+// two 3x3 convs with batch-norm, the shortcut, then global pooling and 10 classes.
+ModelGraph small_residual(int64_t batch) {
+  ModelGraph g("small_residual");
+  const int x = g.input("x", Shape{{batch, 12, 12, 12}});
+  const int c1 = g.conv2d("conv1", x, 12, Window::square(3, 1, 1), false);
+  const int r1 = g.relu("relu1", g.batch_norm("bn1", c1));
+  const int c2 = g.conv2d("conv2", r1, 12, Window::square(3, 1, 1), false);
+  const int sum = g.add("add", {g.batch_norm("bn2", c2), x});
+  const int gap = g.global_avg_pool("gap", g.relu("relu2", sum));
+  g.softmax_cross_entropy("loss", g.fully_connected("fc", g.flatten("flatten", gap), 10));
+  return g;
+}
+
+ModelGraph build_model(const std::string& name, int64_t batch) {
+  return name == "small_residual" ? small_residual(batch) : build_zoo_model(name, batch);
+}
 
 // Relative tolerance for costs that are the same sum added in another order.
 double tolerance(double value) { return 1e-9 * std::max(1.0, std::abs(value)); }
@@ -47,18 +66,30 @@ double tolerance(double value) { return 1e-9 * std::max(1.0, std::abs(value)); }
 struct Case {
   std::string model;
   int gpus;
+  int per_node = 4;
 };
 
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  return info.param.model + "_on_" + std::to_string(info.param.gpus);
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return c.model + "_on_" + std::to_string(c.gpus / std::min(c.per_node, c.gpus)) + "x" +
+         std::to_string(std::min(c.per_node, c.gpus));
 }
 
-// Every zoo model on 4 GPUs, and AlexNet and VGG-16 on all 16 GPUs of the paper cluster.
+// Every zoo model on 4 GPUs and on 12 (3 nodes x 4, as `sbatch -N3 --gpus-per-node=4`),
+// AlexNet and VGG-16 on all 16 GPUs of the paper cluster, and LeNet-5 and a small
+// residual block on 1 x 6, 3 x 1 and 2 x 6.
 std::vector<Case> paper_cases() {
   std::vector<Case> cases;
   for (const std::string& name : zoo_model_names()) cases.push_back({name, 4});
+  for (const std::string& name : zoo_model_names()) cases.push_back({name, 12});
   cases.push_back({"alexnet", 16});
   cases.push_back({"vgg16", 16});
+  for (const std::string name : {"lenet5", "small_residual"}) {
+    cases.push_back({name, 6, 6});
+    cases.push_back({name, 3, 1});
+    cases.push_back({name, 12, 6});
+  }
+  cases.push_back({"small_residual", 12});
   return cases;
 }
 
@@ -80,19 +111,21 @@ std::vector<int> first_devices(int count) {
   return out;
 }
 
-// The largest power of two <= device_count that divides `channels`.
+// The largest degree that divides both the channels and the device count.
 int channel_degree(int64_t channels, int device_count) {
   int c = 1;
-  while (c * 2 <= device_count && channels % (c * 2) == 0) c *= 2;
+  for (int d = 1; d <= device_count; ++d) {
+    if (device_count % d == 0 && channels % d == 0) c = d;
+  }
   return c;
 }
 
-class PaperClusterPlan : public testing::TestWithParam<Case> {};
+class PaperClusterPlan : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PaperClusterPlan, LayerWiseIsNeverWorseThanAnyBaseline) {
-  const auto [name, gpus] = GetParam();
-  const ModelGraph graph = build_zoo_model(name, kImagesPerGpu * gpus);
-  const Plan plan = make_plan(graph, paper_devices(gpus));
+  const auto [name, gpus, per_node] = GetParam();
+  const ModelGraph graph = build_model(name, kImagesPerGpu * gpus);
+  const Plan plan = make_plan(graph, paper_devices(gpus, per_node));
   EXPECT_FALSE(plan.timed_out);
   EXPECT_EQ(plan.warning, "");
   EXPECT_EQ(plan.chosen.name, "layer-wise");
@@ -110,9 +143,9 @@ TEST_P(PaperClusterPlan, LayerWiseIsNeverWorseThanAnyBaseline) {
 }
 
 TEST_P(PaperClusterPlan, PricingTheChosenConfigurationsGivesTheReportedStepTime) {
-  const auto [name, gpus] = GetParam();
-  const ModelGraph graph = build_zoo_model(name, kImagesPerGpu * gpus);
-  const DeviceGraph devices = paper_devices(gpus);
+  const auto [name, gpus, per_node] = GetParam();
+  const ModelGraph graph = build_model(name, kImagesPerGpu * gpus);
+  const DeviceGraph devices = paper_devices(gpus, per_node);
   const Plan plan = make_plan(graph, devices);
   const CostModel model(graph, devices);
   const StrategyCost priced = price_strategy(model, "again", configs_of(plan.chosen));
@@ -145,10 +178,13 @@ TEST_P(PaperClusterPlan, PricingTheChosenConfigurationsGivesTheReportedStepTime)
       EXPECT_LT(d, gpus) << l.name;
     }
     for (int dim = 0; dim < kNumDims; ++dim) EXPECT_EQ(l.output[dim] % c.degrees[dim], 0) << l.name;
+    // On an aligned block that the job can place: inside one node or whole nodes.
+    EXPECT_TRUE(placeable_tile_count(c.tiles(), gpus, devices.gpus_per_node())) << l.name << ": " << c.str();
+    EXPECT_EQ(c.devices.front() % c.tiles(), 0) << l.name << ": " << c.str();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ZooOnPaperCluster, PaperClusterPlan, testing::ValuesIn(paper_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(ZooOnPaperCluster, PaperClusterPlan, ::testing::ValuesIn(paper_cases()), case_name);
 
 // The paper's example plan for VGG-16 on 4 GPUs (ICML 2018, section 8 of the notes):
 // early conv layers n4, the last conv blocks h2 x w2, the fully-connected layers c4 then
@@ -305,11 +341,120 @@ TEST(MakePlan, BatchNotDivisibleByTheGpuCountIsAUsageErrorNamingTheBatch) {
   }
 }
 
-TEST(MakePlan, GpuCountThatIsNotAPowerOfTwoIsAUsageError) {
-  ClusterSpec spec = ClusterSpec::paper_cluster();
-  spec.nodes = 3;  // 12 GPUs
-  const ModelGraph graph = lenet5(12 * 4);
-  EXPECT_THROW(make_plan(graph, build_device_graph(spec)), UsageError);
+TEST(MakePlan, BatchThatDoesNotSplitOverTwelveGpusNamesTheBatchAndTheMultiple) {
+  const ModelGraph graph = resnet50(100);
+  try {
+    make_plan(graph, paper_devices(12));
+    FAIL() << "planned batch 100 on 12 GPUs";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "batch 100 cannot be split over 12 GPUs: expected a multiple of 12");
+  }
+}
+
+// The acceptance case of the Slurm plugin: `sbatch -N3 --gpus-per-node=4`.
+TEST(MakePlan, ResNet50OnThreeNodesOfFourUsesAllTwelveGpus) {
+  const ModelGraph graph = resnet50(12 * kImagesPerGpu);
+  const DeviceGraph devices = paper_devices(12);
+  ASSERT_EQ(devices.nodes(), 3);
+  ASSERT_EQ(devices.gpus_per_node(), 4);
+  const Plan plan = make_plan(graph, devices);
+  EXPECT_FALSE(plan.timed_out);
+  EXPECT_EQ(plan.chosen.name, "layer-wise");
+  bool all_twelve = false;
+  for (const LayerCost& row : plan.chosen.layers) all_twelve |= row.config.tiles() == 12;
+  EXPECT_TRUE(all_twelve);
+  EXPECT_GT(plan.search_stats.node_eliminations, 0);
+  // At the same batch per GPU, three nodes process more images per second than one.
+  const Plan four = make_plan(resnet50(4 * kImagesPerGpu), paper_devices(4));
+  EXPECT_GT(12 * kImagesPerGpu / plan.chosen.step_s(), 4 * kImagesPerGpu / four.chosen.step_s());
+}
+
+// Each layer its own search node (no fusion), on first blocks: the search's optimum must
+// equal the minimum over every assignment of configurations, formed by an independent
+// enumeration from cost-model prices.
+void expect_plan_equals_oracle(const ModelGraph& graph, const DeviceGraph& devices, PlacementRule placement) {
+  PlanOptions options;
+  options.fuse_elementwise = false;
+  options.space.placement = placement;
+  const Plan plan = make_plan(graph, devices, options);
+  ASSERT_FALSE(plan.timed_out);
+  const CostModel model(graph, devices);
+  CostGraph oracle_graph;
+  std::vector<std::vector<Configuration>> space;
+  for (const Layer& l : graph.layers()) {
+    space.push_back(enumerate_configurations(l, devices.device_count(), devices.gpus_per_node(), options.space));
+    std::vector<double> node;
+    for (const Configuration& c : space.back()) node.push_back(model.compute_time(l, c) + model.sync(l, c).time_s);
+    oracle_graph.node_cost.push_back(node);
+  }
+  for (const Layer& l : graph.layers()) {
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      const int from = l.inputs[static_cast<size_t>(slot)];
+      CostEdge edge;
+      edge.src = from;
+      edge.dst = l.id;
+      for (const Configuration& a : space[static_cast<size_t>(from)]) {
+        for (const Configuration& b : space[static_cast<size_t>(l.id)]) {
+          edge.cost.push_back(model.transfer(l, slot, a, b).time_s);
+        }
+      }
+      oracle_graph.edges.push_back(std::move(edge));
+    }
+  }
+  const OracleResult best = brute_force_minimum(oracle_graph);
+  EXPECT_GT(best.assignments, 1000);
+  EXPECT_NEAR(plan.chosen.step_s(), best.cost, tolerance(best.cost));
+  // And the oracle's assignment, priced as a strategy, costs what it says.
+  std::vector<Configuration> configs;
+  for (const Layer& l : graph.layers()) {
+    configs.push_back(space[static_cast<size_t>(l.id)][static_cast<size_t>(best.choice[static_cast<size_t>(l.id)])]);
+  }
+  EXPECT_NEAR(price_strategy(model, "oracle", configs).step_s(), best.cost, tolerance(best.cost));
+}
+
+// input -> conv -> relu -> fc -> loss, extents divisible by 2, 3, 4, 6 and 12.
+ModelGraph small_chain(int64_t batch) {
+  ModelGraph g("small_chain");
+  const int x = g.input("x", Shape{{batch, 3, 12, 12}});
+  const int relu = g.relu("relu", g.conv2d("conv", x, 6, Window::square(3, 1, 1), true));
+  g.softmax_cross_entropy("loss", g.fully_connected("fc", relu, 10));
+  return g;
+}
+
+TEST(MakePlan, EqualsTheOracleOnASmallChainOnThreeNodesOfFour) {
+  expect_plan_equals_oracle(small_chain(12), paper_devices(12, 4), PlacementRule::kFirstBlock);
+}
+
+TEST(MakePlan, EqualsTheOracleOnASmallChainOnOneNodeOfSix) {
+  expect_plan_equals_oracle(small_chain(12), paper_devices(6, 6), PlacementRule::kFirstBlock);
+}
+
+TEST(MakePlan, EqualsTheOracleOnASmallChainOnThreeNodesOfOne) {
+  expect_plan_equals_oracle(small_chain(6), paper_devices(3, 1), PlacementRule::kAlignedBlocks);
+}
+
+TEST(Baselines, ModelParallelOnTwelveGpusSplitsChannelsAsFarAsTheyDivide) {
+  // LeNet-5 on 3 x 4: conv1 has 6 channels (c6 n2), conv2 16 (c4 n3), fc 120 and 84
+  // (c12), 10 classes (c2 n6); the input and the loss cannot split channels (n12).
+  const ModelGraph graph = lenet5(12 * kImagesPerGpu);
+  const std::vector<Configuration> configs = model_parallel(graph, 12);
+  std::vector<Degrees> weighted;
+  for (const Layer& l : graph.layers()) {
+    const Configuration& c = configs[static_cast<size_t>(l.id)];
+    EXPECT_EQ(c.devices, first_devices(12)) << l.name;
+    EXPECT_EQ(c.degrees.product(), 12) << l.name;
+    if (l.kind == LayerKind::kConv2d || l.kind == LayerKind::kFullyConnected) weighted.push_back(c.degrees);
+    if (l.kind == LayerKind::kInput || l.kind == LayerKind::kSoftmaxCrossEntropy) {
+      EXPECT_EQ(c.degrees, degrees(12, 1)) << l.name;
+    }
+  }
+  EXPECT_EQ(weighted, (std::vector<Degrees>{degrees(2, 6), degrees(3, 4), degrees(1, 12), degrees(1, 12),
+                                            degrees(6, 2)}));
+  // AlexNet's 1000 classes on 12 GPUs: 1000 = 8 x 125 shares only 4 with 12: c4 n3.
+  const ModelGraph alex = alexnet(12 * kImagesPerGpu);
+  const std::vector<Configuration> owt = one_weird_trick(alex, 12);
+  EXPECT_EQ(owt.back().degrees, degrees(12, 1));  // the loss
+  EXPECT_EQ(owt[owt.size() - 2].degrees, degrees(3, 4));  // fc8
 }
 
 TEST(Baselines, DataParallelSplitsEveryLayerBySamplesOnAllDevices) {
