@@ -1,0 +1,32 @@
+#pragma once
+// Argument checks and geometry shared by the kernel implementations (not public API).
+#include <array>
+#include <cstdint>
+
+#include "runtime/kernels/kernels.h"
+
+namespace layerplan::kernels_internal {
+
+// Throws std::invalid_argument unless the layer has kind `kind`.
+void check_kind(const LayerRef& l, LayerKind kind);
+// Throws unless `out_box` is a non-empty box inside the layer's output.
+void check_out_box(const LayerRef& l, const Box& out_box);
+// The input of `slot` for computing `out_box`: `input` cropped to the required box;
+// throws naming the layer and both boxes when `input` does not cover it.
+Tensor required_input(const LayerRef& l, int slot, const Tensor& input, const Box& out_box);
+// Throws unless `params` is the shard of out_box's channels of this layer.
+void check_params(const LayerRef& l, const LayerParams& params, const Box& out_box);
+// Throws unless `grad` has the box `expected` (named `what`).
+void check_box(const Tensor& t, const Box& expected, const char* what, const LayerRef& l);
+
+// Throws unless there is one label in [0, classes) per sample of `box`.
+void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const Box& box);
+
+// Zero padding a tile's window needs before (l) and after (r) its input box, along H
+// (index 0) and W (1): nonzero only where the windows reach past the true border.
+struct TilePadding {
+  std::array<int64_t, 2> l{0, 0}, r{0, 0};
+};
+TilePadding tile_padding(const Window& w, const Box& out_box, const Box& in_box);
+
+}  // namespace layerplan::kernels_internal
