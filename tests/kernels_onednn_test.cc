@@ -24,7 +24,7 @@ TEST(OnednnKernels, MatchTheReferenceOnResnetShapesAndTiles) {
   g.relu("relu", in);
   g.batch_norm("bn", in);
   g.fully_connected("fc", g.flatten("flatten", in), 64);
-  auto onednn = make_kernels("onednn", 2);
+  auto onednn = make_kernels("onednn", 1);
   ReferenceKernels reference;
   std::mt19937 rng(7);
   const std::vector<Degrees> configs = {{{1, 1, 1, 1}}, {{1, 1, 1, 7}}, {{2, 2, 1, 1}}};

@@ -50,7 +50,10 @@ std::vector<Degrees> configurations(const Layer& layer) {
       {{2, 1, 1, 1}}, {{3, 1, 1, 1}}, {{1, 2, 1, 1}}, {{1, 3, 1, 1}}, {{1, 1, 2, 1}}, {{1, 1, 1, 3}},
       {{1, 1, 3, 2}}, {{1, 1, 4, 1}}, {{2, 3, 1, 1}}, {{1, 2, 2, 2}}, {{3, 1, 2, 1}}, {{2, 1, 1, 2}},
   };
-  const auto splittable = splittable_dims(layer.kind);
+  auto splittable = splittable_dims(layer.kind);
+  // The planner keeps concat's channels whole, but the kernel maps any channel range to
+  // parts of its inputs; check that too.
+  if (layer.kind == LayerKind::kConcat) splittable[1] = true;
   std::vector<Degrees> out;
   for (const Degrees& d : all) {
     bool ok = true;
@@ -66,11 +69,10 @@ std::vector<Degrees> configurations(const Layer& layer) {
 // each output element runs the same loop. Batch norm's sums are reduced in another order.
 bool exact_forward(LayerKind kind) { return kind != LayerKind::kBatchNorm; }
 
-// Checks every `step`-th configuration of each layer (oneDNN JIT-compiles every new shape).
-void expect_tiles_match_whole(Kernels& kernels, double forward_tolerance, size_t step, int at_least) {
+void expect_tiles_match_whole(Kernels& kernels, double forward_tolerance) {
   const ModelGraph g = tile_model();
   std::mt19937 rng(42);
-  int checked = 0;
+  int checked = 0;  // (layer, configuration) pairs
   for (const Layer& layer : g.layers()) {
     if (layer.kind == LayerKind::kInput) continue;
     const LayerData d = testing::random_layer_data(g, layer.id, rng);
@@ -78,8 +80,7 @@ void expect_tiles_match_whole(Kernels& kernels, double forward_tolerance, size_t
     const LayerResult whole = run_tiled(reference, g, layer.id, d, Degrees{});
     const std::vector<Degrees> configs = configurations(layer);
     EXPECT_GE(configs.size(), 2u) << layer.name;
-    for (size_t i = 0; i < configs.size(); i += step) {
-      const Degrees& degrees = configs[i];
+    for (const Degrees& degrees : configs) {
       SCOPED_TRACE(layer.name + " split " + degrees.str() + " on " + std::string(kernels.name()));
       const LayerResult tiled = run_tiled(kernels, g, layer.id, d, degrees);
       const double tol = exact_forward(layer.kind) ? forward_tolerance : 1e-5;
@@ -94,17 +95,17 @@ void expect_tiles_match_whole(Kernels& kernels, double forward_tolerance, size_t
       ++checked;
     }
   }
-  EXPECT_GE(checked, at_least);
+  EXPECT_GE(checked, 130);
 }
 
 TEST(KernelTiles, ReferenceTilesAssembleExactlyToTheWholeTensor) {
   ReferenceKernels kernels;
-  expect_tiles_match_whole(kernels, 0.0, 1, 120);
+  expect_tiles_match_whole(kernels, 0.0);
 }
 
 TEST(KernelTiles, OnednnTilesMatchTheWholeTensorReference) {
-  auto kernels = make_kernels("onednn", 2);
-  expect_tiles_match_whole(*kernels, 1e-5, 3, 40);
+  auto kernels = make_kernels("onednn", 1);
+  expect_tiles_match_whole(*kernels, 1e-5);
 }
 
 TEST(KernelTiles, TheWholeTensorGradientIsNotJustOneTilesShare) {

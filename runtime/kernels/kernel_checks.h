@@ -22,6 +22,15 @@ void check_box(const Tensor& t, const Box& expected, const char* what, const Lay
 // Throws unless there is one label in [0, classes) per sample of `box`.
 void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const Box& box);
 
+// Calls body(n, c, h, w) for every element of `b`, in NCHW order (global coordinates).
+template <typename Body>
+void for_each_element(const Box& b, Body&& body) {
+  for (int64_t n = b.dim[0].lo; n < b.dim[0].hi; ++n)
+    for (int64_t c = b.dim[1].lo; c < b.dim[1].hi; ++c)
+      for (int64_t h = b.dim[2].lo; h < b.dim[2].hi; ++h)
+        for (int64_t w = b.dim[3].lo; w < b.dim[3].hi; ++w) body(n, c, h, w);
+}
+
 // Zero padding a tile's window needs before (l) and after (r) its input box, along H
 // (index 0) and W (1): nonzero only where the windows reach past the true border.
 struct TilePadding {

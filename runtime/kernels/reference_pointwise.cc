@@ -13,14 +13,6 @@ using namespace kernels_internal;
 
 namespace {
 
-template <typename Body>
-void for_each_element(const Box& b, Body&& body) {
-  for (int64_t n = b.dim[0].lo; n < b.dim[0].hi; ++n)
-    for (int64_t c = b.dim[1].lo; c < b.dim[1].hi; ++c)
-      for (int64_t h = b.dim[2].lo; h < b.dim[2].hi; ++h)
-        for (int64_t w = b.dim[3].lo; w < b.dim[3].hi; ++w) body(n, c, h, w);
-}
-
 int64_t global_index(const Shape& s, int64_t n, int64_t c, int64_t h, int64_t w) {
   return ((n * s.c() + c) * s.h() + h) * s.w() + w;
 }

@@ -12,9 +12,9 @@ using namespace kernels_internal;
 
 namespace {
 
-// Visits every (output element, window tap) pair of a tile whose input index lies inside
-// the whole input (taps in the zero padding are skipped): visit(out_index in tile, ih, iw,
-// tap_h, tap_w), with out coordinates passed as n, c, oh, ow.
+// Calls visit(ih, iw, kh, kw) for every tap (kh, kw) of the window of output element
+// (oh, ow) whose input row and column lie inside the whole input: taps in the zero
+// padding are skipped, which is how padding applies at the true border only.
 template <typename Visit>
 void for_each_tap(const Window& w, const Shape& in_shape, int64_t oh, int64_t ow, Visit&& visit) {
   for (int kh = 0; kh < w.kernel_h; ++kh) {
@@ -26,14 +26,6 @@ void for_each_tap(const Window& w, const Shape& in_shape, int64_t oh, int64_t ow
       visit(ih, iw, kh, kw);
     }
   }
-}
-
-template <typename Body>
-void for_each_element(const Box& b, Body&& body) {
-  for (int64_t n = b.dim[0].lo; n < b.dim[0].hi; ++n)
-    for (int64_t c = b.dim[1].lo; c < b.dim[1].hi; ++c)
-      for (int64_t h = b.dim[2].lo; h < b.dim[2].hi; ++h)
-        for (int64_t w = b.dim[3].lo; w < b.dim[3].hi; ++w) body(n, c, h, w);
 }
 
 size_t weight_index(const LayerParams& p, const Window& w, int64_t k, int64_t c, int kh, int kw) {
