@@ -1,6 +1,7 @@
 // oneDNN against the reference loops on a ResNet-50 3x3 convolution (N=8, C=K=64, 56x56,
 // pad 1): forward, and backward (input and weight gradients), on plain NCHW tensors of
-// one whole tile. Run: build/bench/kernels_bench (OMP threads: the `threads` argument).
+// one whole tile. Run: build/bench/kernels_bench. The argument is oneDNN's OpenMP thread
+// count; the reference loops are single-threaded.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -54,12 +55,12 @@ void conv(benchmark::State& state, const char* backend, bool backward) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
-BENCHMARK_CAPTURE(conv, onednn_forward, "onednn", false)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(conv, onednn_backward, "onednn", true)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(conv, onednn_forward, "onednn", false)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(conv, onednn_backward, "onednn", true)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(conv, reference_forward, "reference", false)
-    ->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK_CAPTURE(conv, reference_backward, "reference", true)
-    ->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 }  // namespace layerplan
