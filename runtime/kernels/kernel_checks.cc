@@ -55,6 +55,28 @@ void check_box(const Tensor& t, const Box& expected, const char* what, const Lay
   }
 }
 
+namespace {
+void check_sums(const LayerRef& l, const char* what, Interval channels, size_t a, size_t b, int64_t count,
+                const Box& out_box) {
+  const Interval want = out_box.dim[1];
+  const auto n = static_cast<size_t>(want.size());
+  if (channels != want || a != n || b != n || count <= 0) {
+    throw std::invalid_argument(who(l) + ": " + what + " of channels [" + std::to_string(channels.lo) + "," +
+                                std::to_string(channels.hi) + ") with " + std::to_string(a) + " sums over " +
+                                std::to_string(count) + " elements given for a tile of channels [" +
+                                std::to_string(want.lo) + "," + std::to_string(want.hi) + ")");
+  }
+}
+}  // namespace
+
+void check_batch_norm_stats(const LayerRef& l, const BatchNormStats& s, const Box& out_box) {
+  check_sums(l, "batch-norm statistics", s.channels, s.sum.size(), s.sum_sq.size(), s.count, out_box);
+}
+
+void check_batch_norm_stats(const LayerRef& l, const BatchNormGradStats& s, const Box& out_box) {
+  check_sums(l, "batch-norm gradient sums", s.channels, s.sum_dy.size(), s.sum_dy_xhat.size(), 1, out_box);
+}
+
 void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const Box& box) {
   if (static_cast<int64_t>(labels.size()) != box.dim[0].size()) {
     throw std::invalid_argument(who(l) + ": expected " + std::to_string(box.dim[0].size()) +

@@ -19,6 +19,10 @@ void check_params(const LayerRef& l, const LayerParams& params, const Box& out_b
 // Throws unless `grad` has the box `expected` (named `what`).
 void check_box(const Tensor& t, const Box& expected, const char* what, const LayerRef& l);
 
+// Throws unless the (reduced) batch-norm sums are those of out_box's channels.
+void check_batch_norm_stats(const LayerRef& l, const BatchNormStats& stats, const Box& out_box);
+void check_batch_norm_stats(const LayerRef& l, const BatchNormGradStats& stats, const Box& out_box);
+
 // Throws unless there is one label in [0, classes) per sample of `box`.
 void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const Box& box);
 

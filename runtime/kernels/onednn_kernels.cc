@@ -338,9 +338,7 @@ Tensor OnednnKernels::batch_norm_forward(const LayerRef& l, const LayerParams& p
   check_kind(l, LayerKind::kBatchNorm);
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  if (global.channels != out_box.dim[1] || global.count <= 0) {
-    return ReferenceKernels::batch_norm_forward(l, params, input, global, out_box);  // throws the clear message
-  }
+  check_batch_norm_stats(l, global, out_box);
   const Tensor x = required_input(l, 0, input, out_box);
   // oneDNN computes the statistics of its own input in training mode; given the caller's
   // global statistics (use_global_stats) it normalizes with them, which is the forward.

@@ -17,15 +17,6 @@ int64_t global_index(const Shape& s, int64_t n, int64_t c, int64_t h, int64_t w)
   return ((n * s.c() + c) * s.h() + h) * s.w() + w;
 }
 
-void check_stats(const LayerRef& l, Interval channels, Interval expected, int64_t count) {
-  if (channels != expected || count <= 0) {
-    throw std::invalid_argument("layer " + l.layer.name + ": batch-norm statistics of channels [" +
-                                std::to_string(channels.lo) + "," + std::to_string(channels.hi) + ") over " +
-                                std::to_string(count) + " elements given for a tile of channels [" +
-                                std::to_string(expected.lo) + "," + std::to_string(expected.hi) + ")");
-  }
-}
-
 struct Normalization {
   std::vector<double> mean, inv_std;
 };
@@ -84,7 +75,7 @@ Tensor ReferenceKernels::batch_norm_forward(const LayerRef& l, const LayerParams
   check_kind(l, LayerKind::kBatchNorm);
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  check_stats(l, global.channels, out_box.dim[1], global.count);
+  check_batch_norm_stats(l, global, out_box);
   const Normalization z = normalization(global, params.eps);
   Tensor y = required_input(l, 0, input, out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
@@ -102,7 +93,7 @@ BatchNormGradStats ReferenceKernels::batch_norm_backward_statistics(const LayerR
   const Box& out_box = grad_output.box();
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  check_stats(l, global.channels, out_box.dim[1], global.count);
+  check_batch_norm_stats(l, global, out_box);
   const Tensor x = required_input(l, 0, input, out_box);
   const Normalization z = normalization(global, params.eps);
   BatchNormGradStats g;
@@ -125,8 +116,8 @@ Tensor ReferenceKernels::batch_norm_backward(const LayerRef& l, const LayerParam
   const Box& out_box = grad_output.box();
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  check_stats(l, global.channels, out_box.dim[1], global.count);
-  check_stats(l, global_grad.channels, out_box.dim[1], global.count);
+  check_batch_norm_stats(l, global, out_box);
+  check_batch_norm_stats(l, global_grad, out_box);
   const Normalization z = normalization(global, params.eps);
   const auto m = static_cast<double>(global.count);
   Tensor dx = required_input(l, 0, input, out_box);  // overwritten element by element
