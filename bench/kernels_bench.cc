@@ -1,0 +1,68 @@
+// oneDNN against the reference loops on a ResNet-50 3x3 convolution (N=8, C=K=64, 56x56,
+// pad 1): forward, and backward (input and weight gradients), on plain NCHW tensors of
+// one whole tile. Run: build/bench/kernels_bench. The argument is oneDNN's OpenMP thread
+// count; the reference loops are single-threaded.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "runtime/kernels/kernels.h"
+
+namespace layerplan {
+namespace {
+
+struct ConvCase {
+  ModelGraph graph{"bench"};
+  int conv = 0;
+  LayerParams params;
+  Tensor input, grad_output;
+
+  ConvCase() {
+    const int in = graph.input("in", Shape{{8, 64, 56, 56}});
+    conv = graph.conv2d("conv", in, 64, Window::square(3, 1, 1), false);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal;
+    auto fill = [&](std::vector<float>& v) {
+      for (float& x : v) x = normal(rng);
+    };
+    params = zero_params(graph, graph.layer(conv));
+    fill(params.weight);
+    input = Tensor(Box::whole(graph.layer(in).output));
+    grad_output = Tensor(Box::whole(graph.layer(conv).output));
+    std::vector<float> v(static_cast<size_t>(input.size()));
+    fill(v);
+    input = Tensor(input.box(), v);
+    fill(v);
+    grad_output = Tensor(grad_output.box(), v);
+  }
+  double flops() const { return 2.0 * 8 * 64 * 56 * 56 * 64 * 9; }  // one pass
+};
+
+void conv(benchmark::State& state, const char* backend, bool backward) {
+  static ConvCase c;
+  auto kernels = make_kernels(backend, static_cast<int>(state.range(0)));
+  const LayerRef l(c.graph, c.conv);
+  const Box out = Box::whole(l.layer.output);
+  for (auto _ : state) {
+    if (backward) {
+      benchmark::DoNotOptimize(kernels->conv2d_backward(l, c.params, c.input, c.grad_output));
+    } else {
+      benchmark::DoNotOptimize(kernels->conv2d_forward(l, c.params, c.input, out));
+    }
+  }
+  // Backward is two passes (input and weight gradients).
+  state.counters["GFLOP/s"] = benchmark::Counter(c.flops() * (backward ? 2 : 1) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK_CAPTURE(conv, onednn_forward, "onednn", false)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(conv, onednn_backward, "onednn", true)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(conv, reference_forward, "reference", false)
+    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK_CAPTURE(conv, reference_backward, "reference", true)
+    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace layerplan
+
+BENCHMARK_MAIN();

@@ -1,0 +1,46 @@
+#pragma once
+// Kernels on oneDNN 2.6 (CPU, plain NCHW buffers wrapped without copies): convolution
+// (forward, backward data, backward weights), max and average pooling, inner product,
+// ReLU, batch-norm forward (with the caller's global statistics), and log-softmax for
+// the loss. Everything else runs the reference loops it inherits (docs/kernels.md).
+// A tile's padding is passed to oneDNN per side (padding_l/padding_r): nonzero only
+// where the tile touches the true border of the input.
+#include <memory>
+
+#include "runtime/kernels/reference_kernels.h"
+
+namespace layerplan {
+
+class OnednnKernels : public ReferenceKernels {
+ public:
+  // threads > 0 sets OpenMP's thread count for the process (oneDNN's CPU runtime is
+  // OpenMP here); 0 leaves OMP_NUM_THREADS in charge.
+  explicit OnednnKernels(int threads = 0);
+  ~OnednnKernels() override;
+
+  std::string_view name() const override;
+  Tensor conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                        const Box& out_box) override;
+  WeightedGrads conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                const Tensor& grad_output) override;
+  Tensor max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
+  Tensor max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) override;
+  Tensor avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
+  Tensor avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
+  Tensor fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                 const Box& out_box) override;
+  WeightedGrads fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                         const Tensor& grad_output) override;
+  Tensor relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
+  Tensor relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) override;
+  Tensor batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                            const BatchNormStats& global, const Box& out_box) override;
+  LossTile softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits, const std::vector<int64_t>& labels,
+                                         const Box& out_box) override;
+
+ private:
+  struct Engine;  // dnnl::engine and stream, kept out of this header
+  std::unique_ptr<Engine> dnnl_;
+};
+
+}  // namespace layerplan

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""Writes tests/kernels_data/torch_cases.json: PyTorch's outputs and gradients for one
+small case of every layer kind, which kernels_reference_test.cc compares the reference
+kernels with. Run with Debian's python3-torch (1.13):
+
+    /usr/bin/python3 tests/kernels_data/generate.py
+
+Every case holds its inputs, parameters and output gradient (float32, fixed seeds), so the
+C++ test needs no PyTorch. Layouts are PyTorch's (NCHW, weight [out][in][kh][kw]).
+"""
+import json
+import os
+
+import torch
+import torch.nn.functional as F
+
+M64 = (1 << 64) - 1
+
+
+def mix(z):
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def dropout_keeps(seed, index):
+    """Mirror of layerplan::dropout_keeps (runtime/kernels/kernels.cc)."""
+    bits = mix(mix((seed + 0x9E3779B97F4A7C15) & M64) ^ index)
+    return (bits >> 40) / 16777216.0 >= 0.5
+
+
+def flat(t):
+    # 9 significant digits round-trip a float32 exactly and keep the file small.
+    return [float(f"{v:.9g}") for v in t.detach().reshape(-1).tolist()]
+
+
+def rand(gen, *shape):
+    return torch.randn(*shape, generator=gen, dtype=torch.float32)
+
+
+def case(name, kind, **fields):
+    out = {"name": name, "kind": kind}
+    for key, value in fields.items():
+        out[key] = flat(value) if isinstance(value, torch.Tensor) else value
+    return out
+
+
+def windowed(gen, name, kind, shape, window, out_channels=None, bias=True):
+    kh, kw, sh, sw, ph, pw = window
+    x = rand(gen, *shape).requires_grad_()
+    fields = {"input_shape": list(shape), "window": list(window), "x": x}
+    if kind == "conv2d":
+        w = rand(gen, out_channels, shape[1], kh, kw).requires_grad_()
+        b = rand(gen, out_channels).requires_grad_() if bias else None
+        y = F.conv2d(x, w, b, stride=(sh, sw), padding=(ph, pw))
+        fields.update(out_channels=out_channels, bias=bias, weight=w)
+        if bias:
+            fields["bias_values"] = b
+    elif kind == "max_pool":
+        y = F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw))
+    else:
+        y = F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw), count_include_pad=True)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    fields.update(output=y, grad_output=dy, grad_input=x.grad)
+    if kind == "conv2d":
+        fields["grad_weight"] = w.grad
+        if bias:
+            fields["grad_bias"] = b.grad
+    return case(name, kind, **fields)
+
+
+def main():
+    gen = torch.Generator().manual_seed(2018)
+    cases = [
+        windowed(gen, "conv 3x3 stride 2 pad 1", "conv2d", (2, 3, 7, 7), (3, 3, 2, 2, 1, 1), 4),
+        windowed(gen, "conv 5x5 no pad no bias", "conv2d", (2, 2, 9, 8), (5, 5, 1, 1, 0, 0), 3, bias=False),
+        windowed(gen, "conv 1x3 pad (0,1)", "conv2d", (1, 3, 5, 6), (1, 3, 1, 1, 0, 1), 2),
+        windowed(gen, "max pool 3 stride 2 pad 1", "max_pool", (2, 3, 9, 9), (3, 3, 2, 2, 1, 1)),
+        windowed(gen, "max pool 3 stride 2", "max_pool", (1, 2, 9, 8), (3, 3, 2, 2, 0, 0)),
+        windowed(gen, "avg pool 3 stride 1 pad 1", "avg_pool", (2, 3, 6, 5), (3, 3, 1, 1, 1, 1)),
+    ]
+
+    x = rand(gen, 2, 3, 4, 5).requires_grad_()
+    y = F.adaptive_avg_pool2d(x, 1)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("global avg pool", "global_avg_pool", input_shape=[2, 3, 4, 5], x=x, output=y,
+                      grad_output=dy, grad_input=x.grad))
+
+    x = rand(gen, 3, 2, 3, 3).requires_grad_()
+    w = rand(gen, 5, 18).requires_grad_()
+    b = rand(gen, 5).requires_grad_()
+    y = F.linear(torch.flatten(x, 1), w, b)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("fully connected", "fully_connected", input_shape=[3, 2, 3, 3], out_channels=5, x=x,
+                      weight=w, bias_values=b, output=y, grad_output=dy, grad_input=x.grad, grad_weight=w.grad,
+                      grad_bias=b.grad))
+
+    x = rand(gen, 2, 3, 4, 4).requires_grad_()
+    y = F.relu(x)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("relu", "relu", input_shape=[2, 3, 4, 4], x=x, output=y, grad_output=dy, grad_input=x.grad))
+
+    x = (rand(gen, 3, 4, 3, 5) * 2 + 0.5).requires_grad_()
+    w = rand(gen, 4).requires_grad_()
+    b = rand(gen, 4).requires_grad_()
+    running_mean = rand(gen, 4)
+    running_var = torch.rand(4, generator=gen) + 0.5
+    rm, rv = running_mean.clone(), running_var.clone()
+    y = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=1e-5)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("batch norm", "batch_norm", input_shape=[3, 4, 3, 5], x=x, weight=w, bias_values=b,
+                      running_mean=running_mean, running_var=running_var, output=y, grad_output=dy,
+                      grad_input=x.grad, grad_weight=w.grad, grad_bias=b.grad, new_running_mean=rm,
+                      new_running_var=rv))
+
+    seed = 7
+    x = rand(gen, 2, 3, 4, 4).requires_grad_()
+    mask = torch.tensor([1.0 if dropout_keeps(seed, i) else 0.0 for i in range(x.numel())]).reshape(x.shape)
+    y = x * mask / (1 - 0.5)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("dropout", "dropout", input_shape=[2, 3, 4, 4], seed=seed, x=x, output=y, grad_output=dy,
+                      grad_input=x.grad))
+
+    a = rand(gen, 2, 2, 3, 3).requires_grad_()
+    c = rand(gen, 2, 3, 3, 3).requires_grad_()
+    y = torch.cat([a, c], 1)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("concat", "concat", input_shapes=[[2, 2, 3, 3], [2, 3, 3, 3]], inputs=[flat(a), flat(c)],
+                      output=y, grad_output=dy, grad_inputs=[flat(a.grad), flat(c.grad)]))
+
+    a = rand(gen, 2, 3, 2, 2).requires_grad_()
+    c = rand(gen, 2, 3, 2, 2).requires_grad_()
+    y = a + c
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("add", "add", input_shapes=[[2, 3, 2, 2], [2, 3, 2, 2]], inputs=[flat(a), flat(c)], output=y,
+                      grad_output=dy, grad_inputs=[flat(a.grad), flat(c.grad)]))
+
+    x = rand(gen, 2, 3, 2, 2).requires_grad_()
+    y = torch.flatten(x, 1)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("flatten", "flatten", input_shape=[2, 3, 2, 2], x=x, output=y, grad_output=dy,
+                      grad_input=x.grad))
+
+    x = (rand(gen, 4, 6) * 3).requires_grad_()
+    labels = [3, 0, 5, 3]
+    loss = F.cross_entropy(x, torch.tensor(labels))  # reduction='mean'
+    loss.backward()
+    cases.append(case("softmax cross entropy", "softmax_cross_entropy", input_shape=[4, 6, 1, 1], x=x,
+                      labels=labels, loss=float(loss), probabilities=F.softmax(x, 1), grad_input=x.grad))
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_cases.json")
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/kernels_data/generate.py", "torch": torch.__version__, "cases": cases}, f)
+        f.write("\n")
+    print(f"wrote {len(cases)} cases to {path}")
+
+
+if __name__ == "__main__":
+    main()
