@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/launch_command.h"
 #include "cli/plan_command.h"
 #include "common/error.h"
 #include "planner/layer_math.h"
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
   CLI::App* plan = layerplan::add_plan_command(app, plan_args);
   CLI::App* models = app.add_subcommand("models", "List the built-in models");
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
+  layerplan::LaunchCommandArgs launch_args;
+  CLI::App* launch = layerplan::add_launch_command(app, launch_args);
   // CLI11 would only say that a subcommand is required; name the word that was typed.
   const auto known = [&](const char* word) {
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -51,7 +54,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, models or gpus\n";
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, launch, models or gpus\n";
     return kUsageExit;
   }
   try {
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*plan) return layerplan::run_plan_command(plan_args);
+    if (*launch) return layerplan::run_launch_command(launch_args);
     if (*models) list_models();
     if (*gpus) list_gpus();
     return 0;
