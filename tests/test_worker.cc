@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/error.h"
 #include "runtime/gloo_communicator.h"
 
 namespace {
@@ -82,8 +83,8 @@ void print_env() {
       if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
     }
   }
-  std::printf("env rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s cpus=%s\n", get("LAYERPLAN_RANK"),
-              get("LAYERPLAN_WORLD_SIZE"), get("LAYERPLAN_LOCAL_RANK"), get("LAYERPLAN_STORE_DIR"),
+  std::printf("env pid=%d rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s cpus=%s\n", static_cast<int>(getpid()),
+              get("LAYERPLAN_RANK"), get("LAYERPLAN_WORLD_SIZE"), get("LAYERPLAN_LOCAL_RANK"), get("LAYERPLAN_STORE_DIR"),
               get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"), cpus.c_str());
   std::fflush(stdout);
 }
@@ -157,6 +158,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(k.total(layerplan::TrafficKind::kCollective)));
     std::printf("done\n");
     return 0;
+  } catch (const layerplan::UsageError& e) {
+    std::fprintf(stderr, "test_worker: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "test_worker: %s\n", e.what());
     return 1;
