@@ -125,42 +125,29 @@ class GlooCommunicator : public Communicator {
     if (p == 1 || count == 0) return;
     const uint64_t slot = make_slot(kAllReduceSlot, next_sequence());
     const std::vector<size_t> offsets = ring_chunk_offsets(count, p);
-    const auto begin = [&](int chunk) { return offsets[static_cast<size_t>((chunk % p + p) % p)]; };
-    const auto length = [&](int chunk) {
-      const size_t c = static_cast<size_t>((chunk % p + p) % p);
-      return offsets[c + 1] - offsets[c];
-    };
+    const auto chunk = [&](int c) { return static_cast<size_t>((c % p + p) % p); };
     const int right = (rank_ + 1) % p, left = (rank_ + p - 1) % p;
-    std::vector<float> incoming(length(0));  // chunk 0 is a largest one
+    const std::string from_left = " from rank " + std::to_string(global_rank(left));
+    const std::string to_right = " to rank " + std::to_string(global_rank(right));
+    if (scratch_.size() < offsets[1] - offsets[0]) scratch_.resize(offsets[1] - offsets[0]);  // chunk 0 is a largest
     // Reduce-scatter: at step k, send chunk r-k to the right and add chunk r-k-1 from the left.
     for (int k = 0; k < p - 1; ++k) {
-      const int send_chunk = rank_ - k, recv_chunk = rank_ - k - 1;
-      auto recv = post(incoming.data(), length(recv_chunk), left, slot, false,
-                       who() + ": all_reduce_sum (reduce-scatter step " + std::to_string(k) + ") from rank " +
-                           std::to_string(global_rank(left)),
-                       TrafficKind::kCollective);
-      auto send = post(data + begin(send_chunk), length(send_chunk), right, slot, true,
-                       who() + ": all_reduce_sum (reduce-scatter step " + std::to_string(k) + ") to rank " +
-                           std::to_string(global_rank(right)),
-                       TrafficKind::kCollective);
-      recv->wait();
-      float* target = data + begin(recv_chunk);
-      for (size_t i = 0; i < length(recv_chunk); ++i) target[i] += incoming[i];
-      send->wait();
+      const size_t send = chunk(rank_ - k), recv = chunk(rank_ - k - 1);
+      const std::string step = who() + ": all_reduce_sum (reduce-scatter step " + std::to_string(k) + ")";
+      float* target = data + offsets[recv];
+      exchange(data + offsets[send], offsets[send + 1] - offsets[send], right, scratch_.data(),
+               offsets[recv + 1] - offsets[recv], left, slot, step + to_right, step + from_left,
+               [&](size_t begin, size_t length) {
+                 for (size_t i = begin; i < begin + length; ++i) target[i] += scratch_[i];
+               });
     }
     // All-gather: at step k, send chunk r+1-k (complete) to the right and take chunk r-k from the left.
     for (int k = 0; k < p - 1; ++k) {
-      const int send_chunk = rank_ + 1 - k, recv_chunk = rank_ - k;
-      auto recv = post(data + begin(recv_chunk), length(recv_chunk), left, slot, false,
-                       who() + ": all_reduce_sum (all-gather step " + std::to_string(k) + ") from rank " +
-                           std::to_string(global_rank(left)),
-                       TrafficKind::kCollective);
-      auto send = post(data + begin(send_chunk), length(send_chunk), right, slot, true,
-                       who() + ": all_reduce_sum (all-gather step " + std::to_string(k) + ") to rank " +
-                           std::to_string(global_rank(right)),
-                       TrafficKind::kCollective);
-      recv->wait();
-      send->wait();
+      const size_t send = chunk(rank_ + 1 - k), recv = chunk(rank_ - k);
+      const std::string step = who() + ": all_reduce_sum (all-gather step " + std::to_string(k) + ")";
+      exchange(data + offsets[send], offsets[send + 1] - offsets[send], right, data + offsets[recv],
+               offsets[recv + 1] - offsets[recv], left, slot, step + to_right, step + from_left,
+               [](size_t, size_t) {});
     }
   }
 
@@ -242,6 +229,31 @@ class GlooCommunicator : public Communicator {
 
   uint32_t next_sequence() { return sequence_++; }
 
+  // One ring step: sends `send_count` floats to `to` while receiving `recv_count` from
+  // `from`, both cut into segments of at most kSegmentFloats that are all posted at once,
+  // so that the transfer overlaps `on_received(begin, length)` (called per received
+  // segment, in order) as in Gloo's own ring.
+  template <typename OnReceived>
+  void exchange(const float* send_data, size_t send_count, int to, float* recv_data, size_t recv_count, int from,
+                uint64_t slot, const std::string& send_what, const std::string& recv_what, OnReceived on_received) {
+    constexpr size_t kSegmentFloats = 256 * 1024;  // 1 MiB, Gloo's default segment bound
+    std::vector<std::unique_ptr<Request>> recvs, sends;
+    for (size_t b = 0; b < recv_count; b += kSegmentFloats) {
+      recvs.push_back(post(recv_data + b, std::min(kSegmentFloats, recv_count - b), from, slot, false, recv_what,
+                           TrafficKind::kCollective));
+    }
+    for (size_t b = 0; b < send_count; b += kSegmentFloats) {
+      sends.push_back(post(const_cast<float*>(send_data) + b, std::min(kSegmentFloats, send_count - b), to, slot,
+                           true, send_what, TrafficKind::kCollective));
+    }
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      recvs[i]->wait();
+      const size_t begin = i * kSegmentFloats;
+      on_received(begin, std::min(kSegmentFloats, recv_count - begin));
+    }
+    for (auto& s : sends) s->wait();
+  }
+
   // Posts one transfer of `count` floats with `peer` (a group rank) and counts a send.
   std::unique_ptr<Request> post(float* data, size_t count, int peer, uint64_t slot, bool is_send,
                                 const std::string& what, TrafficKind kind) {
@@ -267,6 +279,7 @@ class GlooCommunicator : public Communicator {
   int rank_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   uint32_t sequence_ = 0;  // collectives issued, in the same order on every member
+  std::vector<float> scratch_;  // all-reduce receive buffer, kept between calls
 };
 
 int env_int(const char* name, int fallback, bool required) {

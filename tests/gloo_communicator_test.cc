@@ -256,10 +256,10 @@ TEST(GlooCommunicator, APeerThatNeverAnswersGivesAnErrorNamingItAfterTheTimeout)
           float x[4];
           c.recv(x, 4, 1, 3);  // rank 1 never sends
         } else {
-          std::this_thread::sleep_for(std::chrono::seconds(4));
+          std::this_thread::sleep_for(std::chrono::seconds(6));
         }
       },
-      std::chrono::seconds(2));
+      std::chrono::seconds(3));
   EXPECT_THAT(errors[0], HasSubstr("rank 0: receive of 4 floats from rank 1 (tag 3)"));
   EXPECT_EQ(errors[1], "");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));

@@ -258,7 +258,7 @@ TEST(Launch, ACrashStopsARankThatIgnoresSigtermWithinTenSeconds) {
 TEST(Launch, ARankThatHangsInACollectiveMakesItsPeersTimeOutAndAllStop) {
   Launch run({"launch", "--nproc", "3", "--grace-period", "1", "--", kWorker, "--print-env", "--steps", "5",
               "--fail-rank", "2", "--hang-at-step", "1", "--ignore-sigterm"},
-             {{"LAYERPLAN_COMM_TIMEOUT_S", "2"}});
+             {{"LAYERPLAN_COMM_TIMEOUT_S", "3"}});
   EXPECT_EQ(run.wait(), 1) << run.describe();
   EXPECT_LT(run.elapsed_s(), 10.0);
   // The peer that timed out is reported, and its message names the silent rank.

@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -135,7 +136,10 @@ int main(int argc, char** argv) {
       misbehave(a, rank, step);
       std::this_thread::sleep_for(std::chrono::milliseconds(a.sleep_ms));
       std::vector<float> data(a.count, static_cast<float>(rank + 1));
+      comm->barrier();
+      const auto start = std::chrono::steady_clock::now();
       comm->all_reduce_sum(data.data(), data.size());
+      const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (float x : data) check(x == static_cast<float>(p * (p + 1) / 2), "all_reduce_sum");
       const int root = step % p;
       std::vector<float> b(a.count, rank == root ? static_cast<float>(step) : -1.0f);
@@ -149,7 +153,7 @@ int main(int argc, char** argv) {
         for (float x : in) check(x == static_cast<float>((rank + p - 1) % p), "ring exchange");
       }
       comm->barrier();
-      std::printf("step %d ok\n", step);
+      std::printf("step %d ok (all_reduce_sum %.4f s)\n", step, reduce_s);
       std::fflush(stdout);
     }
     const layerplan::ByteCounters& k = comm->counters();
