@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
   layerplan::LaunchCommandArgs launch_args;
   CLI::App* launch = layerplan::add_launch_command(app, launch_args);
+  argc = layerplan::split_launch_argv(argc, argv, launch_args);  // the ranks' command follows `--`
   // CLI11 would only say that a subcommand is required; name the word that was typed.
   const auto known = [&](const char* word) {
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*plan) return layerplan::run_plan_command(plan_args);
-    if (*launch) return layerplan::run_launch_command(launch_args);
+    if (*launch) return layerplan::run_launch_command(*launch, launch_args);
     if (*models) list_models();
     if (*gpus) list_gpus();
     return 0;

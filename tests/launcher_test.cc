@@ -279,6 +279,16 @@ TEST(Launch, CtrlCIsForwardedAndStopsEveryRank) {
   expect_all_gone(env_lines(run.out()));
 }
 
+TEST(Launch, TheCommandMayComeWithoutDashDashAndKeepsALaterDashDash) {
+  Launch plain({"launch", "--nproc", "1", kWorker, "--no-comm", "--steps", "1"});
+  EXPECT_EQ(plain.wait(), 0) << plain.describe();
+  EXPECT_THAT(plain.out(), HasSubstr("[rank 0] done"));
+  // The worker sees the `--` after its name, and rejects it as an unknown flag.
+  Launch inner({"launch", "--nproc", "1", kWorker, "--", "--steps", "1"});
+  EXPECT_EQ(inner.wait(), 2) << inner.describe();
+  EXPECT_THAT(inner.err(), HasSubstr("test_worker: unknown flag '--'"));
+}
+
 TEST(Launch, BadInputGivesOneLineAndExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"launch", "--nproc", "0", "--", kWorker}, "--nproc 0"},
@@ -288,6 +298,7 @@ TEST(Launch, BadInputGivesOneLineAndExitTwo) {
       {{"launch", "--nproc", "2", "--", "/nonexistent/prog"}, "'/nonexistent/prog'"},
       {{"launch", "--backend", "gpu", "--", kWorker}, "--backend 'gpu'"},
       {{"launch", "--grace-period", "-1", "--", kWorker}, "--grace-period"},
+      {{"launch", "--nproc", "1", "--bogus", kWorker}, "unknown flag '--bogus'"},
   };
   for (const auto& [args, expected] : cases) {
     Launch run(args);
