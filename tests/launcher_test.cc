@@ -223,6 +223,16 @@ TEST(Launch, EveryRankGetsItsNumberTheWorldASharedStoreItsCpusAndPrefixedLines) 
   }
 }
 
+TEST(Launch, FourProcessesComputeCorrectlyAndSendExactlyTheDocumentedBytes) {
+  // Each worker checks every result and, at the end, its counters per peer against the
+  // ring, tree and point-to-point volumes; any difference makes it exit 1.
+  Launch run({"launch", "--nproc", "4", "--", kWorker, "--count", "1001", "--steps", "2"});
+  ASSERT_EQ(run.wait(), 0) << run.describe();
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_THAT(run.out(), testing::ContainsRegex("\\[rank " + std::to_string(r) + "\\] bytes .* \\(as expected\\)"));
+  }
+}
+
 TEST(Launch, MoreRanksThanCpusSayThatTheyShareAndRunOneThreadEach) {
   const int cpus = static_cast<int>(allowed_cpus().size());
   Launch run({"launch", "--nproc", std::to_string(cpus + 1), "--", kWorker, "--print-env", "--no-comm", "--steps",

@@ -1,6 +1,8 @@
 // layerplan_test_worker: a rank for the launcher tests. It joins the Gloo world from the
-// launcher's environment and runs a few steps of collectives and point-to-point
-// transfers, checking every result. It can be told to misbehave at a step:
+// launcher's environment and runs a few steps of collectives (in the world and in a group
+// of the even or the odd ranks) and point-to-point transfers, checking every result and,
+// at the end, that its byte counters equal the documented volumes exactly. It can be told
+// to misbehave at a step:
 //
 //   --steps N              steps to run (default 3)
 //   --count N              floats per transfer (default 1000)
@@ -132,6 +134,14 @@ int main(int argc, char** argv) {
     }
     auto comm = layerplan::connect_gloo(layerplan::gloo_options_from_env());
     const int rank = comm->rank(), p = comm->size();
+    // Replica-style groups: the even ranks and the odd ranks.
+    std::vector<int> members;
+    for (int r = rank % 2; r < p; r += 2) members.push_back(r);
+    auto group = comm->create_group(members);
+    const int q = group->size();
+    // What the counters must say at the end, by global peer (docs/runtime.md).
+    using layerplan::TrafficKind;
+    std::vector<uint64_t> expected_p2p(static_cast<size_t>(p)), expected_collective(static_cast<size_t>(p));
     for (int step = 0; step < a.steps; ++step) {
       misbehave(a, rank, step);
       std::this_thread::sleep_for(std::chrono::milliseconds(a.sleep_ms));
@@ -141,25 +151,47 @@ int main(int argc, char** argv) {
       comm->all_reduce_sum(data.data(), data.size());
       const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (float x : data) check(x == static_cast<float>(p * (p + 1) / 2), "all_reduce_sum");
+      if (p > 1) expected_collective[static_cast<size_t>((rank + 1) % p)] += layerplan::ring_all_reduce_bytes_sent(a.count, p, rank);
+      std::vector<float> g(a.count, 1.0f);
+      group->all_reduce_sum(g.data(), g.size());
+      for (float x : g) check(x == static_cast<float>(q), "group all_reduce_sum");
+      if (q > 1) {
+        expected_collective[static_cast<size_t>(group->global_rank((group->rank() + 1) % q))] +=
+            layerplan::ring_all_reduce_bytes_sent(a.count, q, group->rank());
+      }
       const int root = step % p;
       std::vector<float> b(a.count, rank == root ? static_cast<float>(step) : -1.0f);
       comm->broadcast(b.data(), b.size(), root);
       for (float x : b) check(x == static_cast<float>(step), "broadcast");
+      for (int child : layerplan::broadcast_tree_children(p, root, rank)) {
+        expected_collective[static_cast<size_t>(child)] += a.count * sizeof(float);
+      }
       if (p > 1) {
         std::vector<float> out(a.count, static_cast<float>(rank)), in(a.count);
         auto s = comm->isend(out.data(), out.size(), (rank + 1) % p, static_cast<uint32_t>(step));
         comm->recv(in.data(), in.size(), (rank + p - 1) % p, static_cast<uint32_t>(step));
         s->wait();
         for (float x : in) check(x == static_cast<float>((rank + p - 1) % p), "ring exchange");
+        expected_p2p[static_cast<size_t>((rank + 1) % p)] += a.count * sizeof(float);
       }
       comm->barrier();
       std::printf("step %d ok (all_reduce_sum %.4f s)\n", step, reduce_s);
       std::fflush(stdout);
     }
     const layerplan::ByteCounters& k = comm->counters();
-    std::printf("bytes p2p=%llu collective=%llu\n",
-                static_cast<unsigned long long>(k.total(layerplan::TrafficKind::kPointToPoint)),
-                static_cast<unsigned long long>(k.total(layerplan::TrafficKind::kCollective)));
+    for (int peer = 0; peer < p; ++peer) {
+      const size_t i = static_cast<size_t>(peer);
+      check(k.sent_to(peer, TrafficKind::kPointToPoint) == expected_p2p[i] &&
+                k.sent_to(peer, TrafficKind::kCollective) == expected_collective[i],
+            "byte counters for rank " + std::to_string(peer) + ": p2p " +
+                std::to_string(k.sent_to(peer, TrafficKind::kPointToPoint)) + " (expected " +
+                std::to_string(expected_p2p[i]) + "), collective " +
+                std::to_string(k.sent_to(peer, TrafficKind::kCollective)) + " (expected " +
+                std::to_string(expected_collective[i]) + ")");
+    }
+    std::printf("bytes p2p=%llu collective=%llu (as expected)\n",
+                static_cast<unsigned long long>(k.total(TrafficKind::kPointToPoint)),
+                static_cast<unsigned long long>(k.total(TrafficKind::kCollective)));
     std::printf("done\n");
     return 0;
   } catch (const layerplan::UsageError& e) {
