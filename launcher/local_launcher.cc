@@ -166,8 +166,8 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return out;
 }
 
-// Writes `text` to fd from a forked child (no allocation).
-void child_write(int fd, const char* text) { [[maybe_unused]] ssize_t ignored = ::write(fd, text, std::strlen(text)); }
+// Writes `text` to fd without allocating, so a forked child may call it too.
+void write_text(int fd, const char* text) { [[maybe_unused]] ssize_t ignored = ::write(fd, text, std::strlen(text)); }
 
 struct Rank {
   pid_t pid = -1;
@@ -231,7 +231,7 @@ LaunchResult launch_local(const LaunchOptions& options) {
   if (options.nproc > static_cast<int>(cpus.size())) {
     const std::string note = "layerplan launch: " + std::to_string(options.nproc) + " ranks on " +
                              std::to_string(cpus.size()) + " CPUs: ranks share CPUs, 1 thread each\n";
-    child_write(options.err_fd, note.c_str());
+    write_text(options.err_fd, note.c_str());
   }
 
   StoreDir store;
@@ -282,15 +282,15 @@ LaunchResult launch_local(const LaunchOptions& options) {
       ::dup2(out[1], 1);
       ::dup2(err[1], 2);
       if (::sched_setaffinity(0, sizeof set, &set) != 0) {
-        child_write(2, "layerplan launch: cannot pin the rank to its CPUs\n");
+        write_text(2, "layerplan launch: cannot pin the rank to its CPUs\n");
         ::_exit(126);
       }
       ::execve(program.c_str(), argv.data(), envp.data());
-      child_write(2, "layerplan launch: cannot run ");
-      child_write(2, program.c_str());
-      child_write(2, ": ");
-      child_write(2, strerror(errno));
-      child_write(2, "\n");
+      write_text(2, "layerplan launch: cannot run ");
+      write_text(2, program.c_str());
+      write_text(2, ": ");
+      write_text(2, strerror(errno));
+      write_text(2, "\n");
       ::_exit(127);
     }
     if (group == 0) group = pid;
