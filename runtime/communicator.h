@@ -109,7 +109,7 @@ class Communicator {
   // A communicator over the members given by their global ranks (sorted, distinct,
   // containing this process). Only the members call it, each with the same list, and
   // every process must create its groups in the same order (group creation blocks until
-  // all members arrive). Group rank i is global_ranks[i]. The group shares this
+  // all members have connected). Group rank i is global_ranks[i]. The group shares this
   // communicator's byte counters. Throws std::invalid_argument for a bad list.
   virtual std::unique_ptr<Communicator> create_group(std::span<const int> global_ranks) = 0;
 

@@ -90,6 +90,15 @@ class GlooCommunicator : public Communicator {
     try {
       gloo::rendezvous::PrefixStore store(prefix_, *shared_->store);
       context_->connectFullMesh(store, shared_->device);
+      // connectFullMesh can return on one member while others are still connecting; a
+      // member that then left at once would fail their connection. After this barrier
+      // every member has its whole mesh.
+      if (size > 1) {
+        gloo::BarrierOptions barrier(context_);
+        barrier.setTag(next_sequence());
+        barrier.setTimeout(shared_->timeout);
+        gloo::barrier(barrier);
+      }
     } catch (const std::exception& e) {
       throw CommError(who() + ": could not connect to the other " + std::to_string(size - 1) + " rank(s) of group [" +
                       join(members_) + "] through " + shared_->store_dir + " within " +

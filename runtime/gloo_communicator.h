@@ -34,7 +34,8 @@ struct GlooOptions {
 // when one is missing or malformed.
 GlooOptions gloo_options_from_env();
 
-// Joins the world: blocks until all `world_size` ranks have connected, or throws
+// Joins the world: returns once all `world_size` ranks have connected to each other
+// (on every rank, so one may leave right away without failing the others), or throws
 // CommError after the timeout. Throws UsageError for bad options (a rank outside
 // the world, a missing store directory, an unknown interface).
 std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options);
