@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/launch_command.h"
 #include "cli/plan_command.h"
 #include "cli/topo_command.h"
 #include "common/error.h"
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
   std::optional<std::string> export_model;
   models->add_option("--export", export_model, "Print this zoo model as a model file (docs/model-format.md)");
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
+  layerplan::LaunchCommandArgs launch_args;
+  CLI::App* launch = layerplan::add_launch_command(app, launch_args);
+  argc = layerplan::split_launch_argv(argc, argv, launch_args);  // the ranks' command follows `--`
   // CLI11 would only say that a subcommand is required; name the word that was typed.
   const auto known = [&](const char* word) {
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -59,7 +63,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, models or gpus\n";
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, launch, models or gpus\n";
     return kUsageExit;
   }
   try {
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
   try {
     if (*plan) return layerplan::run_plan_command(plan_args);
     if (*topo) return layerplan::run_topo_command(topo_args);
+    if (*launch) return layerplan::run_launch_command(*launch, launch_args);
     if (*models && export_model) {
       std::cout << layerplan::model_to_json(layerplan::build_zoo_model(*export_model, 1));
     } else if (*models) {

@@ -1,0 +1,43 @@
+#pragma once
+// The CPU communicator: Gloo's tcp transport, ranks meeting through a FileStore in a
+// directory every rank can read and write (the launcher makes a fresh one per run).
+//
+// Point-to-point transfers use Gloo's unbound buffers. All-reduce and broadcast are
+// run by this class as a ring and a binomial tree over those same transfers, so the
+// byte counters are exactly what was sent (runtime/communicator.h). Only barrier is
+// Gloo's own. Gloo's legacy algorithm classes and ContextFactory are never used: they
+// pin the socket send buffer and make large transfers 70-300x slower
+// (../shared/reference/runtime-libraries.md, section 1.6).
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "runtime/communicator.h"
+
+namespace layerplan {
+
+struct GlooOptions {
+  int rank = 0;
+  int world_size = 1;
+  // An existing directory shared by all ranks, fresh for this run: Gloo's FileStore
+  // never deletes its keys, so reusing a directory across runs fails.
+  std::string store_dir;
+  // Network interface the ranks listen on ("lo" on one machine).
+  std::string interface = "lo";
+  // Deadline of every operation, including the first rendezvous.
+  std::chrono::milliseconds timeout{60000};
+};
+
+// Reads LAYERPLAN_RANK, LAYERPLAN_WORLD_SIZE, LAYERPLAN_STORE_DIR (set by
+// `layerplan launch`), and optionally LAYERPLAN_COMM_TIMEOUT_S (seconds, default 60)
+// and LAYERPLAN_COMM_INTERFACE (default "lo"). Throws UsageError naming the variable
+// when one is missing or malformed.
+GlooOptions gloo_options_from_env();
+
+// Joins the world: returns once all `world_size` ranks have connected to each other
+// (on every rank, so one may leave right away without failing the others), or throws
+// CommError after the timeout. Throws UsageError for bad options (a rank outside
+// the world, a missing store directory, an unknown interface).
+std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options);
+
+}  // namespace layerplan

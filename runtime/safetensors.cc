@@ -1,0 +1,391 @@
+#include "runtime/safetensors.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "common/error.h"
+
+namespace layerplan {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; this code copies it as is");
+
+namespace {
+
+struct DTypeEntry {
+  DType dtype;
+  const char* name;
+  size_t size;
+};
+
+constexpr std::array<DTypeEntry, 15> kDTypes = {{
+    {DType::kBool, "BOOL", 1},
+    {DType::kU8, "U8", 1},
+    {DType::kI8, "I8", 1},
+    {DType::kU16, "U16", 2},
+    {DType::kI16, "I16", 2},
+    {DType::kF16, "F16", 2},
+    {DType::kBF16, "BF16", 2},
+    {DType::kU32, "U32", 4},
+    {DType::kI32, "I32", 4},
+    {DType::kF32, "F32", 4},
+    {DType::kU64, "U64", 8},
+    {DType::kI64, "I64", 8},
+    {DType::kF64, "F64", 8},
+    {DType::kF8E4M3, "F8_E4M3", 1},
+    {DType::kF8E5M2, "F8_E5M2", 1},
+}};
+
+// The format's reference implementation refuses headers above 100 MB; so do we.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+const DTypeEntry& entry(DType dtype) {
+  for (const DTypeEntry& e : kDTypes) {
+    if (e.dtype == dtype) return e;
+  }
+  throw std::logic_error("unknown DType");
+}
+
+// Elements of `shape`, or -1 when the product overflows.
+int64_t product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string range_text(uint64_t begin, uint64_t end) {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+// A file descriptor closed on destruction.
+class File {
+ public:
+  explicit File(int fd) : fd_(fd) {}
+  ~File() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// Reads exactly `size` bytes at `offset`; false on a short read.
+bool read_at(int fd, void* out, size_t size, uint64_t offset) {
+  auto* p = static_cast<char*>(out);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, const void* data, size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* dtype_name(DType dtype) { return entry(dtype).name; }
+size_t dtype_size(DType dtype) { return entry(dtype).size; }
+
+bool parse_dtype(const std::string& name, DType* dtype) {
+  for (const DTypeEntry& e : kDTypes) {
+    if (name == e.name) {
+      *dtype = e.dtype;
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t Tensor::elements() const { return product(shape); }
+int64_t TensorInfo::elements() const { return product(shape); }
+
+Tensor Tensor::from_floats(std::vector<int64_t> shape, std::span<const float> values) {
+  Tensor t;
+  t.dtype = DType::kF32;
+  t.shape = std::move(shape);
+  if (t.elements() != static_cast<int64_t>(values.size())) {
+    throw std::invalid_argument("Tensor::from_floats: " + std::to_string(values.size()) + " values for shape " +
+                                shape_text(t.shape));
+  }
+  t.data.resize(values.size_bytes());
+  std::memcpy(t.data.data(), values.data(), values.size_bytes());
+  return t;
+}
+
+Tensor Tensor::from_int64s(std::vector<int64_t> shape, std::span<const int64_t> values) {
+  Tensor t;
+  t.dtype = DType::kI64;
+  t.shape = std::move(shape);
+  if (t.elements() != static_cast<int64_t>(values.size())) {
+    throw std::invalid_argument("Tensor::from_int64s: " + std::to_string(values.size()) + " values for shape " +
+                                shape_text(t.shape));
+  }
+  t.data.resize(values.size_bytes());
+  std::memcpy(t.data.data(), values.data(), values.size_bytes());
+  return t;
+}
+
+std::vector<float> Tensor::floats() const {
+  if (dtype != DType::kF32) throw std::invalid_argument(std::string("Tensor::floats of a ") + dtype_name(dtype));
+  std::vector<float> v(data.size() / sizeof(float));
+  std::memcpy(v.data(), data.data(), v.size() * sizeof(float));
+  return v;
+}
+
+std::vector<int64_t> Tensor::int64s() const {
+  if (dtype != DType::kI64) throw std::invalid_argument(std::string("Tensor::int64s of a ") + dtype_name(dtype));
+  std::vector<int64_t> v(data.size() / sizeof(int64_t));
+  std::memcpy(v.data(), data.data(), v.size() * sizeof(int64_t));
+  return v;
+}
+
+void write_safetensors(const std::string& path, const SafetensorsContents& contents) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : contents.tensors) {
+    if (name.empty() || name == "__metadata__") {
+      throw std::invalid_argument("write_safetensors: tensor name '" + name + "' is not allowed");
+    }
+    const int64_t n = t.elements();
+    if (n < 0 || static_cast<uint64_t>(n) * dtype_size(t.dtype) != t.data.size()) {
+      throw std::invalid_argument("write_safetensors: tensor '" + name + "' has " + std::to_string(t.data.size()) +
+                                  " bytes, not what shape " + shape_text(t.shape) + " of " + dtype_name(t.dtype) +
+                                  " needs");
+    }
+    header[name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
+    offset += t.data.size();
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("write_safetensors: a name or metadata value is not UTF-8: ") + e.what());
+  }
+  // Pad with spaces so that the data starts 8-byte aligned, as the reference writer does.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  const uint64_t header_size = text.size();
+
+  const std::filesystem::path target(path);
+  const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
+  std::string temp = path + ".tmp.XXXXXX";
+  const auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temp.c_str());
+    throw UsageError("cannot write '" + path + "': " + what + ": " + reason);
+  };
+  File file(::mkstemp(temp.data()));
+  if (file.get() < 0) {
+    const std::string reason = std::strerror(errno);
+    throw UsageError("cannot write '" + path + "': cannot create a temporary file in " + dir + ": " + reason);
+  }
+  if (!write_all(file.get(), &header_size, sizeof header_size) || !write_all(file.get(), text.data(), text.size())) {
+    fail("writing the header");
+  }
+  for (const auto& [name, t] : contents.tensors) {
+    if (!write_all(file.get(), t.data.data(), t.data.size())) fail("writing tensor '" + name + "'");
+  }
+  if (::fchmod(file.get(), 0644) != 0) fail("chmod");
+  if (::fsync(file.get()) != 0) fail("fsync");
+  if (::close(file.release()) != 0) fail("close");
+  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
+  // Make the rename itself durable.
+  File directory(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (directory.get() >= 0) ::fsync(directory.get());
+}
+
+SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) {
+  const auto bad = [&](const std::string& what) { return UsageError("safetensors file '" + path_ + "': " + what); };
+  File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw bad("not a regular file");
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  uint64_t header_size = 0;
+  if (file_size < 8 || !read_at(file.get(), &header_size, 8, 0)) {
+    throw bad("truncated: " + std::to_string(file_size) + " bytes, fewer than the 8-byte header length");
+  }
+  if (header_size > kMaxHeaderBytes) {
+    throw bad("header length " + std::to_string(header_size) + " is above the 100 MB limit (corrupt file?)");
+  }
+  if (8 + header_size > file_size) {
+    throw bad("truncated: the header length says " + std::to_string(header_size) + " bytes but the file has only " +
+              std::to_string(file_size - 8) + " after it");
+  }
+  std::string text(header_size, '\0');
+  if (!read_at(file.get(), text.data(), text.size(), 8)) throw bad("cannot read the header");
+  data_start_ = 8 + header_size;
+  const uint64_t data_size = file_size - data_start_;
+
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw bad(std::string("the header is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) throw bad("the header is not a JSON object");
+
+  std::vector<const TensorInfo*> by_offset;
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object()) throw bad("__metadata__ is not an object of strings");
+      for (const auto& [key, v] : value.items()) {
+        if (!v.is_string()) throw bad("__metadata__ value '" + key + "' is not a string");
+        metadata_[key] = v.get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = "tensor '" + name + "'";
+    if (!value.is_object()) throw bad(where + " is not an object");
+    for (const auto& [key, v] : value.items()) {
+      if (key != "dtype" && key != "shape" && key != "data_offsets") throw bad(where + " has an unknown field '" + key + "'");
+    }
+    if (!value.contains("dtype") || !value["dtype"].is_string()) throw bad(where + " has no dtype string");
+    TensorInfo info;
+    info.name = name;
+    const std::string dtype = value["dtype"].get<std::string>();
+    if (!parse_dtype(dtype, &info.dtype)) throw bad(where + " has unknown dtype '" + dtype + "'");
+    if (!value.contains("shape") || !value["shape"].is_array()) throw bad(where + " has no shape array");
+    for (const auto& d : value["shape"]) {
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        throw bad(where + " has a shape entry that is not a non-negative integer: " + d.dump());
+      }
+      info.shape.push_back(d.get<int64_t>());
+    }
+    const auto& offsets = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
+      throw bad(where + " has no data_offsets [begin, end] of two non-negative integers");
+    }
+    info.begin = offsets[0].get<uint64_t>();
+    info.end = offsets[1].get<uint64_t>();
+    if (info.begin > info.end) throw bad(where + " has data_offsets " + range_text(info.begin, info.end) + " that end before they begin");
+    if (info.end > data_size) {
+      throw bad(where + " has data_offsets " + range_text(info.begin, info.end) + " beyond the " +
+                std::to_string(data_size) + " bytes of data (truncated file?)");
+    }
+    const int64_t n = info.elements();
+    if (n < 0 || static_cast<uint64_t>(n) > (info.end - info.begin) / dtype_size(info.dtype) + 1 ||
+        static_cast<uint64_t>(n) * dtype_size(info.dtype) != info.end - info.begin) {
+      throw bad(where + " has " + std::to_string(info.end - info.begin) + " bytes but shape " + shape_text(info.shape) +
+                " needs " + (n < 0 ? std::string("more than 2^63") : std::to_string(n)) + " elements of " +
+                std::to_string(dtype_size(info.dtype)) + " bytes (" + dtype + ")");
+    }
+    tensors_[name] = std::move(info);
+  }
+  for (const auto& [name, info] : tensors_) by_offset.push_back(&info);
+  std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  // The tensors must tile the data exactly: no overlap, no gap, nothing after the last.
+  uint64_t covered = 0;
+  const TensorInfo* previous = nullptr;
+  for (const TensorInfo* t : by_offset) {
+    if (t->begin < covered) {
+      throw bad("tensor '" + t->name + "' at " + range_text(t->begin, t->end) + " overlaps tensor '" + previous->name +
+                "' at " + range_text(previous->begin, previous->end));
+    }
+    if (t->begin > covered) throw bad("data bytes " + range_text(covered, t->begin) + " belong to no tensor");
+    covered = t->end;
+    previous = t;
+  }
+  if (covered != data_size) {
+    throw bad("data bytes " + range_text(covered, data_size) + " after the last tensor belong to no tensor");
+  }
+}
+
+const TensorInfo& SafetensorsReader::info(const std::string& name) const {
+  const auto it = tensors_.find(name);
+  if (it == tensors_.end()) throw UsageError("safetensors file '" + path_ + "': has no tensor '" + name + "'");
+  return it->second;
+}
+
+Tensor SafetensorsReader::read(const std::string& name) const {
+  const TensorInfo& i = info(name);
+  if (i.shape.empty()) {
+    Tensor t;
+    t.dtype = i.dtype;
+    t.data.resize(i.end - i.begin);
+    File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (file.get() < 0 || !read_at(file.get(), t.data.data(), t.data.size(), data_start_ + i.begin)) {
+      throw UsageError("safetensors file '" + path_ + "': cannot read tensor '" + name + "'");
+    }
+    return t;
+  }
+  return read_rows(name, 0, i.shape[0]);
+}
+
+Tensor SafetensorsReader::read_rows(const std::string& name, int64_t first, int64_t count) const {
+  const TensorInfo& i = info(name);
+  const std::string where = "safetensors file '" + path_ + "': tensor '" + name + "'";
+  require(!i.shape.empty(), where + " is a scalar and has no rows");
+  require(first >= 0 && count >= 0 && first <= i.shape[0] - count,
+          where + ": rows [" + std::to_string(first) + ", " + std::to_string(first + count) + ") outside its " +
+              std::to_string(i.shape[0]) + " rows");
+  const uint64_t row_bytes = i.shape[0] == 0 ? 0 : (i.end - i.begin) / static_cast<uint64_t>(i.shape[0]);
+  Tensor t;
+  t.dtype = i.dtype;
+  t.shape = i.shape;
+  t.shape[0] = count;
+  t.data.resize(static_cast<size_t>(row_bytes * static_cast<uint64_t>(count)));
+  File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0 ||
+      !read_at(file.get(), t.data.data(), t.data.size(),
+               data_start_ + i.begin + row_bytes * static_cast<uint64_t>(first))) {
+    throw UsageError(where + ": cannot read its bytes (the file changed or was truncated?)");
+  }
+  return t;
+}
+
+SafetensorsContents read_safetensors(const std::string& path) {
+  const SafetensorsReader reader(path);
+  SafetensorsContents contents;
+  contents.metadata = reader.metadata();
+  for (const auto& [name, info] : reader.tensors()) contents.tensors[name] = reader.read(name);
+  return contents;
+}
+
+}  // namespace layerplan
