@@ -97,7 +97,6 @@ void append_run_boxes(const Degrees& degrees, int level, int begin, int end, Coo
 
 }  // namespace
 
-
 FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot,
                                          const DeviceGraph& devices)
     : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices) {
