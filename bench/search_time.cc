@@ -3,7 +3,10 @@
 // defaults, beside the straightforward version of the same DP: every aligned device
 // block, no element-wise fusion, no table sharing, naive min-plus products.
 //
-//   build/bench/search_time [--models a,b] [--gpus 4,16,64,256] [--repeats N] [--naive-budget S]
+//   build/bench/search_time [--models a,b] [--gpus 4,16,64,256] [--per-node 4,8] [--repeats N]
+//                           [--naive-budget S]
+//
+// Each GPU count is run with each GPUs-per-node value that divides it (12 GPUs: 3 x 4).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -59,12 +62,14 @@ long max_rss_kb() {
 int main(int argc, char** argv) {
   std::vector<std::string> models = zoo_model_names();
   std::vector<int> gpu_counts = {4, 16, 64, 256};
+  std::vector<int> per_node_counts = {4, 8};
   int repeats = 5;
   double naive_budget = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--models") models = split(value);
     else if (flag == "--gpus") { gpu_counts.clear(); for (auto& v : split(value)) gpu_counts.push_back(std::stoi(v)); }
+    else if (flag == "--per-node") { per_node_counts.clear(); for (auto& v : split(value)) per_node_counts.push_back(std::stoi(v)); }
     else if (flag == "--repeats") repeats = std::stoi(value);
     else if (flag == "--naive-budget") naive_budget = std::stod(value);
     else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
@@ -73,8 +78,8 @@ int main(int argc, char** argv) {
               "search ms", "tables MB", "RSS MB", "naive ms", "speedup");
   for (const std::string& name : models) {
     for (int gpus : gpu_counts) {
-      for (int per_node : {4, 8}) {
-        if (per_node > gpus) continue;
+      for (int per_node : per_node_counts) {
+        if (per_node > gpus || gpus % per_node != 0) continue;
         ClusterSpec spec;
         spec.gpus_per_node = per_node;
         spec.nodes = gpus / per_node;

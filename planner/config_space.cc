@@ -54,7 +54,7 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int
     }
     const int others = current.product();  // dimensions after `dim` are still 1
     for (int degree : divisors) {
-      if (device_count % (others * degree) != 0) continue;
+      if (device_count % (static_cast<int64_t>(others) * degree) != 0) continue;
       if (degree > 1 && (!dims[static_cast<size_t>(dim)] || layer.output[dim] % degree != 0)) continue;
       current.d[static_cast<size_t>(dim)] = degree;
       self(self, dim + 1, current);

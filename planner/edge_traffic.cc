@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 namespace layerplan {
 
@@ -95,7 +97,6 @@ void append_run_boxes(const Degrees& degrees, int level, int begin, int end, Coo
 
 }  // namespace
 
-
 FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot,
                                          const DeviceGraph& devices)
     : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices) {
@@ -169,25 +170,37 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
   // Node k holds the tiles on devices [k*g, (k+1)*g): a run of tile indices.
   const int nodes = devices_.nodes(), g = devices_.gpus_per_node();
   const int first = config.devices.front();
-  b.first.assign(static_cast<size_t>(nodes + 1), 0);
+  b.has.assign(static_cast<size_t>(nodes), 0);
+  b.lo.assign(static_cast<size_t>(nodes), Coords{});
+  b.hi.assign(static_cast<size_t>(nodes), Coords{});
+  b.more.assign(static_cast<size_t>(nodes + 1), 0);
   b.valid = true;
+  std::vector<Coords> lo, hi;
   for (int k = 0; k < nodes; ++k) {
+    const auto i_k = static_cast<size_t>(k);
     const int begin = std::max(k * g - first, 0);
     const int end = std::min((k + 1) * g - first, config.tiles());
-    const size_t before = b.lo.size();
-    append_run_boxes(config.degrees, 0, begin, end, Coords{}, Coords{}, b.lo, b.hi);
-    b.first[static_cast<size_t>(k + 1)] = static_cast<int>(b.lo.size());
+    lo.clear();
+    hi.clear();
+    append_run_boxes(config.degrees, 0, begin, end, Coords{}, Coords{}, lo, hi);
     // Verify rather than assume: the boxes hold exactly end - begin tiles.
     int64_t count = 0;
-    for (size_t i = before; i < b.lo.size(); ++i) {
+    for (size_t i = 0; i < lo.size(); ++i) {
       int64_t volume = 1;
-      for (int d = 0; d < kNumDims; ++d) {
-        volume *= b.hi[i][static_cast<size_t>(d)] - b.lo[i][static_cast<size_t>(d)] + 1;
-      }
+      for (int d = 0; d < kNumDims; ++d) volume *= hi[i][static_cast<size_t>(d)] - lo[i][static_cast<size_t>(d)] + 1;
       count += volume;
     }
     if (count != std::max(end - begin, 0)) b.valid = false;
+    if (!lo.empty()) {
+      b.has[i_k] = 1;
+      b.lo[i_k] = lo[0];
+      b.hi[i_k] = hi[0];
+      b.more_lo.insert(b.more_lo.end(), lo.begin() + 1, lo.end());
+      b.more_hi.insert(b.more_hi.end(), hi.begin() + 1, hi.end());
+    }
+    b.more[i_k + 1] = static_cast<int>(b.more_lo.size());
   }
+  b.one_box = b.more_lo.empty();
   return b;
 }
 
@@ -210,74 +223,83 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   const NodeBoxes& qb = node_boxes(consumer_config);
   if (!pb.valid || !qb.valid) return false;
   out.reset(count, nodes);
-
-  // Receivers: each consumer tile needs its region, minus what its own device holds; what
-  // its node's producer tiles hold comes over intra-node links, the rest over the network.
-  Coords q{}, p_local{};
-  const int local_offset = qfirst - pfirst;  // producer tile index on consumer tile 0's device
-  if (local_offset >= 0 && local_offset < producer.tiles()) p_local = tile_coords(pd, local_offset);
-  for (int t = 0; t < consumer_config.tiles(); ++t, next_tile(qd, q)) {
-    const int dev = qfirst + t;
-    const auto k = static_cast<size_t>(dev / g);
-    int64_t region = 1, local = 1;
-    const int local_tile = t + local_offset;
-    const bool has_local = local_tile >= 0 && local_tile < producer.tiles();
-    for (int d = 0; d < kNumDims; ++d) {
-      const auto i_d = static_cast<size_t>(d);
-      const DimTable& tab = *dim[i_d];
-      region *= tab.need[static_cast<size_t>(q[i_d])];
-      if (has_local) local *= tab.overlap_at(p_local[i_d], q[i_d]);
-    }
-    int64_t in_node = 0;
-    for (int b = pb.first[k]; b < pb.first[k + 1]; ++b) {
-      const Coords& lo = pb.lo[static_cast<size_t>(b)];
-      const Coords& hi = pb.hi[static_cast<size_t>(b)];
-      int64_t part = 1;
-      for (int d = 0; d < kNumDims && part != 0; ++d) {
+  // kMoreBoxes: some node holds its tiles as more than one box. Compiled separately so that
+  // the common case (always so for powers of two) runs the single-box loop alone.
+  auto accumulate = [&](auto more_boxes) {
+    constexpr bool kMoreBoxes = decltype(more_boxes)::value;
+    // Receivers: each consumer tile needs its region, minus what its own device holds; what
+    // its node's producer tiles hold comes over intra-node links, the rest over the network.
+    Coords q{}, p_local{};
+    const int local_offset = qfirst - pfirst;  // producer tile index on consumer tile 0's device
+    if (local_offset >= 0 && local_offset < producer.tiles()) p_local = tile_coords(pd, local_offset);
+    for (int t = 0; t < consumer_config.tiles(); ++t, next_tile(qd, q)) {
+      const int dev = qfirst + t;
+      const auto k = static_cast<size_t>(dev / g);
+      int64_t region = 1, in_node = pb.has[k] ? 1 : 0, local = 1;
+      const int local_tile = t + local_offset;
+      const bool has_local = local_tile >= 0 && local_tile < producer.tiles();
+      for (int d = 0; d < kNumDims; ++d) {
         const auto i_d = static_cast<size_t>(d);
-        part *= dim[i_d]->over_i(lo[i_d], hi[i_d], q[i_d]);
+        const DimTable& tab = *dim[i_d];
+        region *= tab.need[static_cast<size_t>(q[i_d])];
+        if (in_node) in_node *= tab.over_i(pb.lo[k][i_d], pb.hi[k][i_d], q[i_d]);
+        if (has_local) local *= tab.overlap_at(p_local[i_d], q[i_d]);
       }
-      in_node += part;
+      if constexpr (kMoreBoxes) {
+        for (auto b = static_cast<size_t>(pb.more[k]); b < static_cast<size_t>(pb.more[k + 1]); ++b) {
+          int64_t part = 1;
+          for (int d = 0; d < kNumDims; ++d) {
+            const auto i_d = static_cast<size_t>(d);
+            part *= dim[i_d]->over_i(pb.more_lo[b][i_d], pb.more_hi[b][i_d], q[i_d]);
+          }
+          in_node += part;
+        }
+      }
+      if (!has_local) local = 0;
+      if (has_local) next_tile(pd, p_local);
+      out.intra_recv[static_cast<size_t>(dev)] = in_node - local;
+      out.net_in[k] += region - in_node;
+      out.total += region - local;
     }
-    if (!has_local) local = 0;
-    if (has_local) next_tile(pd, p_local);
-    out.intra_recv[static_cast<size_t>(dev)] = in_node - local;
-    out.net_in[k] += region - in_node;
-    out.total += region - local;
-  }
-  // Senders: each producer tile sends its overlap with every consumer region, minus its
-  // own device's; to its node's consumer tiles over intra-node links, the rest over the
-  // network.
-  Coords p{}, q_local{};
-  const int q_offset = pfirst - qfirst;
-  if (q_offset >= 0 && q_offset < consumer_config.tiles()) q_local = tile_coords(qd, q_offset);
-  for (int t = 0; t < producer.tiles(); ++t, next_tile(pd, p)) {
-    const int dev = pfirst + t;
-    const auto k = static_cast<size_t>(dev / g);
-    int64_t all = 1, local = 1;
-    const int local_tile = t + q_offset;
-    const bool has_local = local_tile >= 0 && local_tile < consumer_config.tiles();
-    for (int d = 0; d < kNumDims; ++d) {
-      const auto i_d = static_cast<size_t>(d);
-      const DimTable& tab = *dim[i_d];
-      all *= tab.over_j(p[i_d], 0, qd[d] - 1);
-      if (has_local) local *= tab.overlap_at(p[i_d], q_local[i_d]);
-    }
-    int64_t in_node = 0;
-    for (int b = qb.first[k]; b < qb.first[k + 1]; ++b) {
-      const Coords& lo = qb.lo[static_cast<size_t>(b)];
-      const Coords& hi = qb.hi[static_cast<size_t>(b)];
-      int64_t part = 1;
-      for (int d = 0; d < kNumDims && part != 0; ++d) {
+    // Senders: each producer tile sends its overlap with every consumer region, minus its
+    // own device's; to its node's consumer tiles over intra-node links, the rest over the
+    // network.
+    Coords p{}, q_local{};
+    const int q_offset = pfirst - qfirst;
+    if (q_offset >= 0 && q_offset < consumer_config.tiles()) q_local = tile_coords(qd, q_offset);
+    for (int t = 0; t < producer.tiles(); ++t, next_tile(pd, p)) {
+      const int dev = pfirst + t;
+      const auto k = static_cast<size_t>(dev / g);
+      int64_t all = 1, in_node = qb.has[k] ? 1 : 0, local = 1;
+      const int local_tile = t + q_offset;
+      const bool has_local = local_tile >= 0 && local_tile < consumer_config.tiles();
+      for (int d = 0; d < kNumDims; ++d) {
         const auto i_d = static_cast<size_t>(d);
-        part *= dim[i_d]->over_j(p[i_d], lo[i_d], hi[i_d]);
+        const DimTable& tab = *dim[i_d];
+        all *= tab.over_j(p[i_d], 0, qd[d] - 1);
+        if (in_node) in_node *= tab.over_j(p[i_d], qb.lo[k][i_d], qb.hi[k][i_d]);
+        if (has_local) local *= tab.overlap_at(p[i_d], q_local[i_d]);
       }
-      in_node += part;
+      if constexpr (kMoreBoxes) {
+        for (auto b = static_cast<size_t>(qb.more[k]); b < static_cast<size_t>(qb.more[k + 1]); ++b) {
+          int64_t part = 1;
+          for (int d = 0; d < kNumDims; ++d) {
+            const auto i_d = static_cast<size_t>(d);
+            part *= dim[i_d]->over_j(p[i_d], qb.more_lo[b][i_d], qb.more_hi[b][i_d]);
+          }
+          in_node += part;
+        }
+      }
+      if (!has_local) local = 0;
+      if (has_local) next_tile(qd, q_local);
+      out.intra_send[static_cast<size_t>(dev)] = in_node - local;
+      out.net_out[k] += all - in_node;
     }
-    if (!has_local) local = 0;
-    if (has_local) next_tile(qd, q_local);
-    out.intra_send[static_cast<size_t>(dev)] = in_node - local;
-    out.net_out[k] += all - in_node;
+  };
+  if (pb.one_box && qb.one_box) {
+    accumulate(std::false_type{});
+  } else {
+    accumulate(std::true_type{});
   }
   return true;
 }

@@ -64,11 +64,15 @@ class FactoredEdgeTraffic {
   const DimTable& table(int dim, int producer_degree, int consumer_degree);
 
   // Per node, the tiles of a configuration that it holds, as disjoint boxes of tile
-  // coordinates (inclusive bounds): node k holds boxes first[k] .. first[k+1]-1.
+  // coordinates (inclusive bounds): a first box per node, and for node k further boxes
+  // more_lo/more_hi[more[k] .. more[k+1]-1] (none when degrees and G are powers of two).
   struct NodeBoxes {
-    bool valid = false;  // the boxes hold exactly the tiles on each node
-    std::vector<int> first;
-    std::vector<std::array<int, kNumDims>> lo, hi;
+    bool valid = false;     // the boxes hold exactly the tiles on each node
+    bool one_box = true;    // no node needs further boxes
+    std::vector<char> has;  // [node]: holds any tiles
+    std::vector<std::array<int, kNumDims>> lo, hi;            // [node]: its first box
+    std::vector<int> more;                                    // [node + 1]
+    std::vector<std::array<int, kNumDims>> more_lo, more_hi;  // further boxes
   };
   const NodeBoxes& node_boxes(const Configuration& config);  // cached by degrees and block
 

@@ -79,9 +79,9 @@ StrategyCost price_strategy(const CostModel& model, std::string name,
                             const std::vector<Configuration>& configs);
 
 // The baselines, each on all devices: data parallelism (every layer split by samples),
-// model parallelism (every layer split by channels where its kind allows, as far as
-// gcd(channels, devices), by samples for the rest of the devices) and OWT (data-parallel up to the first fully-connected layer,
-// channel-split from there on).
+// model parallelism (every layer split by channels where its kind allows, by
+// gcd(channels, devices), and by samples over the rest of the devices) and OWT
+// (data-parallel up to the first fully-connected layer, channel-split from there on).
 std::vector<Configuration> data_parallel(const ModelGraph& graph, int device_count);
 std::vector<Configuration> model_parallel(const ModelGraph& graph, int device_count);
 std::vector<Configuration> one_weird_trick(const ModelGraph& graph, int device_count);

@@ -224,23 +224,25 @@ TEST(Vgg16OnFourGpus, ConvLayersAreSampleSplitAndFullyConnectedLayersChannelSpli
 // On identical nodes with uniform links every aligned block is a relabelling of the
 // first, so considering all of them finds no better optimum.
 TEST(PlanOptions, AlignedBlocksGiveTheFirstBlockOptimumOnASymmetricCluster) {
-  const DeviceGraph devices = paper_devices(8);  // 2 nodes x 4
-  ASSERT_EQ(devices.nodes(), 2);
-  for (const std::string name : {"lenet5", "alexnet", "vgg16"}) {
-    const ModelGraph graph = build_zoo_model(name, 8 * kImagesPerGpu);
-    PlanOptions aligned;
-    aligned.space.placement = PlacementRule::kAlignedBlocks;
-    const Plan first_plan = make_plan(graph, devices);
-    const Plan aligned_plan = make_plan(graph, devices, aligned);
-    EXPECT_NEAR(aligned_plan.chosen.step_s(), first_plan.chosen.step_s(), tolerance(first_plan.chosen.step_s()))
-        << name;
-    // The option does take effect: some layer considers more configurations.
-    bool larger = false;
-    for (size_t i = 0; i < first_plan.space_sizes.size(); ++i) {
-      EXPECT_GE(aligned_plan.space_sizes[i], first_plan.space_sizes[i]) << name << " layer " << i;
-      larger |= aligned_plan.space_sizes[i] > first_plan.space_sizes[i];
+  for (const int gpus : {8, 12}) {  // 2 and 3 nodes x 4
+    const DeviceGraph devices = paper_devices(gpus);
+    ASSERT_EQ(devices.nodes(), gpus / 4);
+    for (const std::string name : {"lenet5", "alexnet", "vgg16"}) {
+      SCOPED_TRACE(name + " on " + std::to_string(gpus) + " GPUs");
+      const ModelGraph graph = build_zoo_model(name, gpus * kImagesPerGpu);
+      PlanOptions aligned;
+      aligned.space.placement = PlacementRule::kAlignedBlocks;
+      const Plan first_plan = make_plan(graph, devices);
+      const Plan aligned_plan = make_plan(graph, devices, aligned);
+      EXPECT_NEAR(aligned_plan.chosen.step_s(), first_plan.chosen.step_s(), tolerance(first_plan.chosen.step_s()));
+      // The option does take effect: some layer considers more configurations.
+      bool larger = false;
+      for (size_t i = 0; i < first_plan.space_sizes.size(); ++i) {
+        EXPECT_GE(aligned_plan.space_sizes[i], first_plan.space_sizes[i]) << "layer " << i;
+        larger |= aligned_plan.space_sizes[i] > first_plan.space_sizes[i];
+      }
+      EXPECT_TRUE(larger);
     }
-    EXPECT_TRUE(larger) << name;
   }
 }
 
@@ -274,9 +276,10 @@ TEST(PlanOptions, UnfusedElementwiseLayersNeverGiveAWorseOptimum) {
 }
 
 TEST(PlanOptions, NaiveSearchFindsTheSameOptimum) {
-  for (const Case& c : std::vector<Case>{{"lenet5", 4}, {"alexnet", 4}, {"vgg16", 4}, {"resnet50", 4}, {"alexnet", 16}}) {
+  for (const Case& c : std::vector<Case>{{"lenet5", 4}, {"alexnet", 4}, {"vgg16", 4}, {"resnet50", 4}, {"alexnet", 16},
+                                         {"resnet50", 12}, {"lenet5", 6, 6}}) {
     const ModelGraph graph = build_zoo_model(c.model, kImagesPerGpu * c.gpus);
-    const DeviceGraph devices = paper_devices(c.gpus);
+    const DeviceGraph devices = paper_devices(c.gpus, c.per_node);
     PlanOptions naive;
     naive.naive_search = true;
     const Plan fast = make_plan(graph, devices);
@@ -287,7 +290,8 @@ TEST(PlanOptions, NaiveSearchFindsTheSameOptimum) {
 }
 
 TEST(PlanOptions, UnsharedCostTablesGiveTheSameOptimum) {
-  for (const Case& c : std::vector<Case>{{"alexnet", 16}, {"vgg16", 4}, {"resnet50", 4}, {"inception_v3", 4}}) {
+  for (const Case& c : std::vector<Case>{{"alexnet", 16}, {"vgg16", 4}, {"resnet50", 4}, {"inception_v3", 4},
+                                         {"resnet50", 12}, {"inception_v3", 12}}) {
     const ModelGraph graph = build_zoo_model(c.model, kImagesPerGpu * c.gpus);
     const DeviceGraph devices = paper_devices(c.gpus);
     PlanOptions unshared;
