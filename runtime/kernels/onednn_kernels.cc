@@ -370,6 +370,7 @@ LossTile OnednnKernels::softmax_cross_entropy_forward(const LayerRef& l, const T
                                                       const std::vector<int64_t>& labels, const Box& out_box) {
   check_kind(l, LayerKind::kSoftmaxCrossEntropy);
   check_out_box(l, out_box);
+  check_samples_only(l, out_box);
   const Tensor x = required_input(l, 0, logits, out_box);
   check_labels(l, labels, out_box);
   const int64_t classes = out_box.dim[1].size() * out_box.dim[2].size() * out_box.dim[3].size();

@@ -11,10 +11,11 @@
 
 namespace layerplan {
 
+// Not thread-safe: it owns one oneDNN stream; use one instance per thread.
 class OnednnKernels : public ReferenceKernels {
  public:
-  // threads > 0 sets OpenMP's thread count for the process (oneDNN's CPU runtime is
-  // OpenMP here); 0 leaves OMP_NUM_THREADS in charge.
+  // threads > 0 sets OpenMP's thread count of the calling thread (oneDNN's CPU runtime is
+  // OpenMP in Debian's build); 0 leaves OMP_NUM_THREADS in charge.
   explicit OnednnKernels(int threads = 0);
   ~OnednnKernels() override;
 
