@@ -23,6 +23,7 @@ TEST(OnednnKernels, MatchTheReferenceOnResnetShapesAndTiles) {
   g.conv2d("stem", in, 16, Window::square(7, 2, 3), false);
   g.max_pool("maxpool", in, Window::square(3, 2, 1));
   g.avg_pool("avgpool", in, Window::square(3, 1, 1));
+  g.global_avg_pool("gap", in);
   g.relu("relu", in);
   g.batch_norm("bn", in);
   g.fully_connected("fc", g.flatten("flatten", in), 64);
@@ -35,7 +36,9 @@ TEST(OnednnKernels, MatchTheReferenceOnResnetShapesAndTiles) {
     const testing::LayerData d = testing::random_layer_data(g, layer.id, rng);
     const testing::LayerResult want = testing::run_tiled(reference, g, layer.id, d, Degrees{});
     for (Degrees degrees : configs) {
-      if (layer.kind == LayerKind::kFullyConnected) degrees.d[3] = 1;  // splits features and samples only
+      if (layer.kind == LayerKind::kFullyConnected || layer.kind == LayerKind::kGlobalAvgPool) {
+        degrees.d[3] = 1;  // split features (channels) and samples only
+      }
       if (layer.output.w() % degrees[3] != 0) continue;
       SCOPED_TRACE(layer.name + " split " + degrees.str());
       const testing::LayerResult got = testing::run_tiled(*onednn, g, layer.id, d, degrees);
