@@ -116,6 +116,18 @@ TEST(KernelErrors, NameWhatWasExpected) {
                                    box({0, 2}, {2, 4}, {0, 6}, {0, 6}));
             }).find("statistics of channels [0,2)"),
             std::string::npos);
+  ModelGraph lg("loss");
+  lg.softmax_cross_entropy("loss", lg.input("logits", Shape{{4, 10, 1, 1}}));
+  const Tensor logits(Box::whole(lg.layer(0).output));
+  for (const std::string backend : {"reference", "onednn"}) {
+    auto kernels = make_kernels(backend, 1);
+    EXPECT_NE(error_of([&] { kernels->softmax_cross_entropy_forward(LayerRef(lg, 1), logits, {1, 2}, box({0, 2}, {0, 5}, {0, 1}, {0, 1})); })
+                  .find("tiles may split samples only"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { kernels->softmax_cross_entropy_forward(LayerRef(lg, 1), logits, {1, 10}, box({0, 2}, {0, 10}, {0, 1}, {0, 1})); })
+                  .find("label 10 of sample 1 is not in [0,10)"),
+              std::string::npos);
+  }
   EXPECT_NE(error_of([] { make_kernels("cudnn"); }).find("expected reference or onednn"), std::string::npos);
 }
 

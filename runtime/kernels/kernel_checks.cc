@@ -77,6 +77,15 @@ void check_batch_norm_stats(const LayerRef& l, const BatchNormGradStats& s, cons
   check_sums(l, "batch-norm gradient sums", s.channels, s.sum_dy.size(), s.sum_dy_xhat.size(), 1, out_box);
 }
 
+void check_samples_only(const LayerRef& l, const Box& out_box) {
+  Box whole = Box::whole(l.layer.output);
+  whole.dim[0] = out_box.dim[0];
+  if (out_box != whole) {
+    throw std::invalid_argument(who(l) + ": tiles may split samples only, expected " + whole.str() + ", got " +
+                                out_box.str());
+  }
+}
+
 void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const Box& box) {
   if (static_cast<int64_t>(labels.size()) != box.dim[0].size()) {
     throw std::invalid_argument(who(l) + ": expected " + std::to_string(box.dim[0].size()) +

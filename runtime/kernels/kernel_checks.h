@@ -23,6 +23,10 @@ void check_box(const Tensor& t, const Box& expected, const char* what, const Lay
 void check_batch_norm_stats(const LayerRef& l, const BatchNormStats& stats, const Box& out_box);
 void check_batch_norm_stats(const LayerRef& l, const BatchNormGradStats& stats, const Box& out_box);
 
+// Throws unless out_box keeps every element of a sample together (splits samples only):
+// the loss's tiles, whose softmax runs over all classes.
+void check_samples_only(const LayerRef& l, const Box& out_box);
+
 // Throws unless there is one label in [0, classes) per sample of `box`.
 void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const Box& box);
 

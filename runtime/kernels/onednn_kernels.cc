@@ -231,6 +231,47 @@ Tensor OnednnKernels::avg_pool_backward(const LayerRef& l, const Tensor& grad_ou
 
 namespace {
 
+// Global average pooling is average pooling with a window of the whole (unsplit) plane.
+dnnl::pooling_forward::primitive_desc global_pool_pd(const dnnl::engine& eng, const memory::desc& src,
+                                                     const memory::desc& dst, const Box& in_box) {
+  const memory::dims kernel = {in_box.dim[2].size(), in_box.dim[3].size()};
+  return dnnl::pooling_forward::primitive_desc(
+      dnnl::pooling_forward::desc(prop_kind::forward_training, algorithm::pooling_avg_exclude_padding, src, dst,
+                                  {1, 1}, kernel, {0, 0}, {0, 0}),
+      eng);
+}
+
+}  // namespace
+
+Tensor OnednnKernels::global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_kind(l, LayerKind::kGlobalAvgPool);
+  check_out_box(l, out_box);
+  const Tensor x = required_input(l, 0, input, out_box);
+  const memory::desc src = plain(dims_of(x.box())), dst = plain(dims_of(out_box));
+  Tensor y(out_box);
+  dnnl_->run(dnnl::pooling_forward(global_pool_pd(dnnl_->engine, src, dst, x.box())),
+             {{DNNL_ARG_SRC, dnnl_->wrap(src, x.data())}, {DNNL_ARG_DST, dnnl_->wrap(dst, y.data())}});
+  return y;
+}
+
+Tensor OnednnKernels::global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_kind(l, LayerKind::kGlobalAvgPool);
+  const Box& out_box = grad_output.box();
+  check_out_box(l, out_box);
+  const Box in_box = l.required_input(0, out_box);
+  const memory::desc src = plain(dims_of(in_box)), dst = plain(dims_of(out_box));
+  const memory::dims kernel = {in_box.dim[2].size(), in_box.dim[3].size()};
+  const dnnl::pooling_backward::primitive_desc bwd(
+      dnnl::pooling_backward::desc(algorithm::pooling_avg_exclude_padding, src, dst, {1, 1}, kernel, {0, 0}, {0, 0}),
+      dnnl_->engine, global_pool_pd(dnnl_->engine, src, dst, in_box));
+  Tensor dx(in_box);
+  dnnl_->run(dnnl::pooling_backward(bwd), {{DNNL_ARG_DIFF_DST, dnnl_->wrap(dst, grad_output.data())},
+                                           {DNNL_ARG_DIFF_SRC, dnnl_->wrap(src, dx.data())}});
+  return dx;
+}
+
+namespace {
+
 struct InnerProductDescs {
   memory::desc src, wei, bias, dst;
   dnnl::inner_product_forward::primitive_desc fwd;
@@ -370,6 +411,7 @@ LossTile OnednnKernels::softmax_cross_entropy_forward(const LayerRef& l, const T
                                                       const std::vector<int64_t>& labels, const Box& out_box) {
   check_kind(l, LayerKind::kSoftmaxCrossEntropy);
   check_out_box(l, out_box);
+  check_samples_only(l, out_box);
   const Tensor x = required_input(l, 0, logits, out_box);
   check_labels(l, labels, out_box);
   const int64_t classes = out_box.dim[1].size() * out_box.dim[2].size() * out_box.dim[3].size();

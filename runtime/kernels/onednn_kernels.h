@@ -1,6 +1,6 @@
 #pragma once
 // Kernels on oneDNN 2.6 (CPU, plain NCHW buffers wrapped without copies): convolution
-// (forward, backward data, backward weights), max and average pooling, inner product,
+// (forward, backward data, backward weights), max, average and global average pooling, inner product,
 // ReLU, batch-norm forward (with the caller's global statistics), and log-softmax for
 // the loss. Everything else runs the reference loops it inherits (docs/kernels.md).
 // A tile's padding is passed to oneDNN per side (padding_l/padding_r): nonzero only
@@ -11,10 +11,11 @@
 
 namespace layerplan {
 
+// Not thread-safe: it owns one oneDNN stream; use one instance per thread.
 class OnednnKernels : public ReferenceKernels {
  public:
-  // threads > 0 sets OpenMP's thread count for the process (oneDNN's CPU runtime is
-  // OpenMP here); 0 leaves OMP_NUM_THREADS in charge.
+  // threads > 0 sets OpenMP's thread count of the calling thread (oneDNN's CPU runtime is
+  // OpenMP in Debian's build); 0 leaves OMP_NUM_THREADS in charge.
   explicit OnednnKernels(int threads = 0);
   ~OnednnKernels() override;
 
@@ -27,6 +28,8 @@ class OnednnKernels : public ReferenceKernels {
   Tensor max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) override;
   Tensor avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
   Tensor avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
+  Tensor global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
+  Tensor global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
   Tensor fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
                                  const Box& out_box) override;
   WeightedGrads fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,

@@ -227,7 +227,8 @@ LossTile ReferenceKernels::softmax_cross_entropy_forward(const LayerRef& l, cons
                                                          const std::vector<int64_t>& labels, const Box& out_box) {
   check_kind(l, LayerKind::kSoftmaxCrossEntropy);
   check_out_box(l, out_box);
-  const Tensor x = required_input(l, 0, logits, out_box);  // throws unless out_box has every class
+  check_samples_only(l, out_box);
+  const Tensor x = required_input(l, 0, logits, out_box);
   check_labels(l, labels, out_box);
   const int64_t classes = l.layer.output.c() * l.layer.output.h() * l.layer.output.w();
   LossTile out{Tensor(out_box), 0.0};
@@ -251,6 +252,7 @@ Tensor ReferenceKernels::softmax_cross_entropy_backward(const LayerRef& l, const
   check_kind(l, LayerKind::kSoftmaxCrossEntropy);
   const Box& box = probabilities.box();
   check_out_box(l, box);
+  check_samples_only(l, box);
   check_box(probabilities, l.required_input(0, box), "the saved probabilities", l);
   check_labels(l, labels, box);
   const int64_t classes = l.layer.output.c() * l.layer.output.h() * l.layer.output.w();
