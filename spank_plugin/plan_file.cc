@@ -83,20 +83,27 @@ std::string field_text(const nlohmann::json& doc, const char* outer, const char*
 
 }  // namespace
 
+std::string step_label(uint32_t step_id) {
+  if (step_id == kBatchStepId) return "batch";
+  if (step_id == kExternStepId) return "extern";
+  if (step_id == kInteractiveStepId) return "interactive";
+  return std::to_string(step_id);
+}
+
 std::string plan_file_name(uint32_t job_id, uint32_t step_id) {
-  std::string step;
-  if (step_id == kBatchStepId) step = "batch";
-  else if (step_id == kExternStepId) step = "extern";
-  else if (step_id == kInteractiveStepId) step = "interactive";
-  else step = std::to_string(step_id);
-  return "layerplan-" + std::to_string(job_id) + "." + step + ".json";
+  return "layerplan-" + std::to_string(job_id) + "." + step_label(step_id) + ".json";
 }
 
 std::string plan_difference(const std::string& ours, const std::string& theirs) {
   if (ours == theirs) return "";
-  const nlohmann::json a = nlohmann::json::parse(ours, nullptr, false);
-  const nlohmann::json b = nlohmann::json::parse(theirs, nullptr, false);
+  nlohmann::json a = nlohmann::json::parse(ours, nullptr, false);
+  nlohmann::json b = nlohmann::json::parse(theirs, nullptr, false);
   if (a.is_discarded() || b.is_discarded()) return "one of them is not a plan file";
+  // How long the search took differs from node to node; the plan itself must not.
+  for (nlohmann::json* doc : {&a, &b}) {
+    if (doc->contains("search") && (*doc)["search"].is_object()) (*doc)["search"].erase("seconds");
+  }
+  if (a == b) return "";
   struct Field {
     const char* outer;
     const char* inner;
@@ -138,9 +145,10 @@ std::string publish_plan(const std::string& dir, const std::string& name, int no
   require(errno == EEXIST, "cannot create plan file '" + path + "': " + errno_text());
   struct stat st {};
   const std::string existing = read_existing(path, st);
-  if (existing == text) return path;
+  const std::string difference = plan_difference(text, existing);
+  if (difference.empty()) return path;
   if (st.st_mtime >= step_start - kSameStepSlackS) {
-    throw UsageError("the nodes of this job step planned differently (" + plan_difference(text, existing) +
+    throw UsageError("the nodes of this job step planned differently (" + difference +
                      "); every node of a step needs the same GPUs and figures: plan file '" + path + "'");
   }
   require(::rename(temp.path.c_str(), path.c_str()) == 0,

@@ -128,8 +128,8 @@ void user_init(spank_t sp, PluginState& s) {
     require(rc == ESPANK_SUCCESS, "cannot set " + name + ": " + spank_strerror(rc));
   }
   // slurmd's log: what the plugin added to the step's start (docs/BENCHMARKS.md).
-  slurm_info("layerplan: job %u step %s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms: %s", s.job_id,
-             plan_file_name(0, s.step_id).c_str(), s.node_id, s.discover_ms, plan_ms, write_ms, plan.summary.c_str());
+  slurm_info("layerplan: job %u.%s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms: %s", s.job_id,
+             step_label(s.step_id).c_str(), s.node_id, s.discover_ms, plan_ms, write_ms, plan.summary.c_str());
   if (s.node_id != 0) return;  // one node speaks for the step in the job's output
   if (!plan.warning.empty()) slurm_spank_log("layerplan: warning: %s", plan.warning.c_str());
   for (const std::string& line : plan.explain) slurm_spank_log("%s", line.c_str());
