@@ -80,7 +80,7 @@ void post_opt(spank_t sp, PluginState& s) {
   s.node_id = item_u32(sp, S_JOB_NODEID, "node id");
   if (!s.args_error.empty()) {
     if (s.any_option) throw UsageError(s.args_error);
-    slurm_error("layerplan: %s; layerplan is off for this job", s.args_error.c_str());
+    s.notice = s.args_error + "; layerplan is off for this job";
     return;
   }
   try {
@@ -88,7 +88,7 @@ void post_opt(spank_t sp, PluginState& s) {
   } catch (const UsageError& e) {
     if (s.any_option) throw UsageError(std::string("admin config: ") + e.what());
     // Nobody asked for layerplan: run the job untouched rather than fail every job.
-    slurm_error("layerplan: admin config: %s; layerplan is off for this job", e.what());
+    s.notice = std::string("admin config: ") + e.what() + "; layerplan is off for this job";
     return;
   }
   s.request = resolve_step_request(s.options, s.config.slurm);
@@ -114,6 +114,8 @@ std::string plan_folder(spank_t sp, const PluginState& s) {
 }
 
 void user_init(spank_t sp, PluginState& s) {
+  // Messages reach the job's output from user_init on, not from init_post_opt.
+  if (!s.notice.empty() && s.node_id == 0) slurm_spank_log("layerplan: warning: %s", s.notice.c_str());
   if (!s.active) return;
   const Clock::time_point t0 = Clock::now();
   const StepPlan plan = plan_step(s.request, s.node, s.nodes, s.config);
