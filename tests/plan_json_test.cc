@@ -157,6 +157,27 @@ TEST(PlanFileRoundTrip, OtherModelsAndATimedOutPlanRoundTrip) {
   EXPECT_EQ(configurations_from_json(text, graph, 4), configs_of(plan.chosen));
 }
 
+// 3 nodes x 4 (`sbatch -N3 --gpus-per-node=4`): the file names the job's shape, and
+// configurations on 12 GPUs round-trip like any other.
+TEST(PlanFileRoundTrip, TwelveGpusInThreeNodesOfFourRoundTrip) {
+  const DeviceGraph devices = paper_devices(12);
+  for (const std::string name : {"lenet5", "resnet50"}) {
+    const ModelGraph graph = build_zoo_model(name, 384);
+    const Plan plan = make_plan(graph, devices);
+    const std::string text = plan_to_json(plan, graph, devices);
+    const json doc = json::parse(text);
+    EXPECT_EQ(doc.at("cluster").at("nodes"), 3) << name;
+    EXPECT_EQ(doc.at("cluster").at("gpus_per_node"), 4) << name;
+    EXPECT_EQ(doc.at("cluster").at("devices"), 12) << name;
+    int twelve = 0;
+    for (const json& layer : doc.at("layers")) twelve += layer.at("devices").size() == 12;
+    if (name == "resnet50") {
+      EXPECT_GT(twelve, 0);  // LeNet-5 is cheaper on fewer GPUs
+    }
+    EXPECT_EQ(configurations_from_json(text, graph, 12), configs_of(plan.chosen)) << name;
+  }
+}
+
 TEST_F(AlexNetPlanFile, AcceptsAnotherValidConfigurationForALayer) {
   // The checks below reject what is wrong, not what differs from the planner's choice.
   json d = doc();
