@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include "common/error.h"
 #include "spank_plugin/plan_file.h"
@@ -72,8 +73,24 @@ int guarded(const char* where, F&& body) {
   return 0;
 }
 
+// `sbatch --export=NONE` hands the batch step no options, but sbatch's copies of them
+// are in its environment (SLURM_SPANK__SLURM_SPANK_OPTION_layerplan_<name>): use those.
+void options_from_environment(spank_t sp, PluginState& s) {
+  const std::pair<const char*, OptionId> names[] = {{"layerplan", OptionId::kMode},
+                                                    {"layerplan_model", OptionId::kModel},
+                                                    {"layerplan_batch", OptionId::kBatch},
+                                                    {"layerplan_explain", OptionId::kExplain}};
+  for (const auto& [name, id] : names) {
+    const std::string value = step_getenv(sp, (std::string("SLURM_SPANK__SLURM_SPANK_OPTION_layerplan_") + name).c_str());
+    if (value.empty()) continue;
+    set_job_option(s.options, id, id == OptionId::kExplain ? nullptr : value.c_str());
+    s.any_option = true;
+  }
+}
+
 void post_opt(spank_t sp, PluginState& s) {
   if (!s.error.empty()) return;  // a bad option: task_init reports it
+  if (!s.any_option) options_from_environment(sp, s);
   s.job_id = item_u32(sp, S_JOB_ID, "job id");
   s.step_id = item_u32(sp, S_JOB_STEPID, "step id");
   if (s.step_id == kExternStepId) return;  // no tasks of the user's run there

@@ -220,6 +220,10 @@ run_job -N1 --gpus-per-node=4 --layerplan=off env.sh
 DETAIL="state $STATE, output: $OUT"
 check "--layerplan=off leaves the environment untouched and writes no plan" \
   eval '[ "$STATE" = COMPLETED ] && ! grep -q LAYERPLAN_ <<<"$OUT" && grep -q "plan files: 0" <<<"$OUT"'
+run_job --export=NONE -N1 --gpus-per-node=2 --layerplan=data --layerplan-model=alexnet --layerplan-batch=64 env.sh
+DETAIL="state $STATE, output: $OUT"
+check "sbatch --export=NONE: the batch script still gets the job's options" \
+  eval '[ "$STATE" = COMPLETED ] && grep -q "^LAYERPLAN_MODE=data" <<<"$OUT" && grep -q "^LAYERPLAN_SUMMARY=alexnet data parallel.*batch 64" <<<"$OUT"'
 set_plugstack allowed_modes=data,off
 refused_out=$(as_user sbatch --layerplan=auto --wrap true 2>&1)
 DETAIL="$refused_out"
