@@ -52,8 +52,11 @@ LAYERPLAN_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
       // Reported where it matters: at submission or job start of jobs that use layerplan.
       s.args_error = e.what();
     }
-    if (ctx == S_CTX_REMOTE) step_init(sp);
-    return register_options(sp);
+    if (ctx != S_CTX_REMOTE) return register_options(sp);
+    step_init(sp);
+    // A failing remote init would drain the node: record it for task_init instead.
+    if (register_options(sp) != 0 && s.error.empty()) s.error = "cannot register the layerplan options";
+    return 0;
   } catch (...) {
     slurm_error("layerplan: internal error in init");
     return spank_context() == S_CTX_REMOTE ? 0 : -1;

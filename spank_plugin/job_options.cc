@@ -10,6 +10,9 @@ namespace layerplan::spank {
 namespace {
 
 constexpr size_t kMaxValueLength = 4096;  // PATH_MAX: longer values are certainly mistakes
+// 16 Mi images per step: far beyond any real batch, and small enough that tensor sizes
+// computed from it cannot overflow 64 bits.
+constexpr long long kMaxBatch = 1LL << 24;
 
 std::string checked_text(const char* value, const std::string& option, const std::string& expected) {
   require(value != nullptr && *value != '\0', option + " needs a value: expected " + expected);
@@ -26,13 +29,14 @@ bool is_mode_name(const std::string& text) {
 }
 
 int64_t parse_batch(const std::string& text) {
-  const std::string expected = "--layerplan-batch '" + text + "': expected a whole number of images, 1 or more";
+  const std::string expected = "--layerplan-batch '" + text + "': expected a whole number of images from 1 to " +
+                               std::to_string(kMaxBatch);
   errno = 0;
   char* end = nullptr;
   const long long number = std::strtoll(text.c_str(), &end, 10);
   require(end != text.c_str() && *end == '\0' && errno == 0 && text.find_first_of(" \t+") == std::string::npos,
           expected);
-  require(number >= 1, expected);
+  require(number >= 1 && number <= kMaxBatch, expected);
   return number;
 }
 

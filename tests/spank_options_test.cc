@@ -65,13 +65,15 @@ TEST(SpankOptions, RepeatedIdenticalValueIsAcceptedAndALaterOneWins) {
 
 TEST(SpankOptions, BatchMustBeAWholeNumberOfOneOrMore) {
   JobOptions o;
-  for (const char* bad : {"0", "-4", "12x", "1.5", " 8", "+8", "99999999999999999999999"}) {
+  for (const char* bad : {"0", "-4", "12x", "1.5", " 8", "+8", "16777217", "99999999999999999999999"}) {
     EXPECT_THAT(usage_error(o, OptionId::kBatch, bad), HasSubstr(std::string("--layerplan-batch '") + bad + "'"))
         << bad;
   }
   EXPECT_FALSE(o.batch);
   set_job_option(o, OptionId::kBatch, "384");
   EXPECT_EQ(o.batch, 384);
+  set_job_option(o, OptionId::kBatch, "16777216");
+  EXPECT_EQ(o.batch, 16777216);
 }
 
 TEST(SpankOptions, ModelNeedsAValueOfSaneLength) {
