@@ -49,6 +49,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 start=$SECONDS
+if [ -f "$ROOT/run/slurmctld.pid" ]; then
+  echo "# a cluster left by an interrupted run is up under $ROOT: stopping it first"
+  "$CLUSTER" down
+fi
 if ! "$CLUSTER" up "$PLUGIN"; then
   echo "not ok - the Slurm cluster did not come up (see the lines above)"
   exit 1
