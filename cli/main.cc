@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/check_plan_command.h"
 #include "cli/launch_command.h"
 #include "cli/plan_command.h"
 #include "cli/topo_command.h"
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   std::optional<std::string> export_model;
   models->add_option("--export", export_model, "Print this zoo model as a model file (docs/model-format.md)");
   CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
+  layerplan::CheckPlanArgs check_args;
+  CLI::App* check = layerplan::add_check_plan_command(app, check_args);
   layerplan::LaunchCommandArgs launch_args;
   CLI::App* launch = layerplan::add_launch_command(app, launch_args);
   argc = layerplan::split_launch_argv(argc, argv, launch_args);  // the ranks' command follows `--`
@@ -63,7 +66,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, launch, models or gpus\n";
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, check-plan, launch, models or gpus\n";
     return kUsageExit;
   }
   try {
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   try {
     if (*plan) return layerplan::run_plan_command(plan_args);
     if (*topo) return layerplan::run_topo_command(topo_args);
+    if (*check) return layerplan::run_check_plan_command(check_args);
     if (*launch) return layerplan::run_launch_command(*launch, launch_args);
     if (*models && export_model) {
       std::cout << layerplan::model_to_json(layerplan::build_zoo_model(*export_model, 1));

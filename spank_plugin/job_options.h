@@ -1,0 +1,31 @@
+#pragma once
+// What a job asked for with --layerplan, --layerplan-model, --layerplan-batch and
+// --layerplan-explain, validated as Slurm hands each value over. Pure: no Slurm calls, so
+// the option callbacks stay thin and the rules have unit tests.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace layerplan::spank {
+
+enum class OptionId { kMode = 1, kModel, kBatch, kExplain };
+
+struct JobOptions {
+  std::optional<std::string> mode;       // auto | layerwise | data | model | owt | off
+  std::optional<std::string> plan_file;  // --layerplan=PATH: a plan file used as is
+  std::optional<std::string> model;      // zoo name or model file
+  std::optional<int64_t> batch;          // global batch, >= 1
+  bool explain = false;
+};
+
+// Stores one option's value (`value` is null for --layerplan-explain). Slurm calls option
+// callbacks more than once (environment first, then the command line; twice on the remote
+// side of an srun), so a repeat is accepted and a later value replaces an earlier one, as
+// `srun --layerplan=data` inside an `#SBATCH --layerplan=auto` script expects.
+// Throws UsageError naming the option, the value and what was expected.
+void set_job_option(JobOptions& options, OptionId id, const char* value);
+
+// True when `value` names a plan file rather than a mode: it holds a '/' or ends in .json.
+bool looks_like_plan_file(const std::string& value);
+
+}  // namespace layerplan::spank

@@ -1,0 +1,27 @@
+#pragma once
+// The arguments after the plugin's path in plugstack.conf:
+//   optional spank_layerplan.so config=/etc/slurm/layerplan.toml default_mode=auto
+// `config=` names the admin TOML; every other `key=value` overrides that key of its
+// [slurm] table. Unknown keys and malformed values are errors, as in the TOML itself.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "topology/admin_config.h"
+
+namespace layerplan::spank {
+
+struct PlugstackArgs {
+  std::string config_path;  // empty: the built-in defaults
+  std::vector<std::pair<std::string, std::string>> overrides;  // [slurm] key, value; in order
+};
+
+// Parses `argv[0..argc)`. Throws UsageError "plugstack.conf argument 'ARG': …" for an
+// argument without '=', an unknown key or a malformed value.
+PlugstackArgs parse_plugstack_args(int argc, const char* const* argv);
+
+// The admin config the arguments describe: the file (or the defaults), then the
+// overrides, validated together. Throws UsageError naming the file or the argument.
+AdminConfig load_plugin_config(const PlugstackArgs& args);
+
+}  // namespace layerplan::spank

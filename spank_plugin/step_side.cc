@@ -1,0 +1,179 @@
+#include "spank_plugin/step_side.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "common/error.h"
+#include "spank_plugin/plan_file.h"
+#include "spank_plugin/plugin_state.h"
+#include "spank_plugin/step_environment.h"
+
+namespace layerplan::spank {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The step's value of `name` (its environment, not slurmstepd's); empty when unset.
+std::string step_getenv(spank_t sp, const char* name) {
+  char buf[4096];
+  if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return "";
+  return buf;
+}
+
+uint32_t item_u32(spank_t sp, spank_item_t item, const char* what) {
+  uint32_t value = 0;
+  const spank_err_t rc = spank_get_item(sp, item, &value);
+  require(rc == ESPANK_SUCCESS, std::string("cannot read the job's ") + what + ": " + spank_strerror(rc));
+  return value;
+}
+
+// Nodes in the step. S_JOB_NNODES is the step's count in an srun step but 0 in the batch
+// step, whose plan is for the whole job.
+int step_node_count(spank_t sp, uint32_t step_id) {
+  uint32_t nnodes = 0;
+  if (step_id != kBatchStepId && spank_get_item(sp, S_JOB_NNODES, &nnodes) == ESPANK_SUCCESS && nnodes > 0) {
+    return static_cast<int>(nnodes);
+  }
+  for (const char* name : {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}) {
+    const std::string text = step_getenv(sp, name);
+    char* end = nullptr;
+    const long n = std::strtol(text.c_str(), &end, 10);
+    if (!text.empty() && *end == '\0' && n >= 1 && n <= INT_MAX) return static_cast<int>(n);
+  }
+  throw UsageError("cannot tell how many nodes the job has (S_JOB_NNODES, SLURM_JOB_NUM_NODES and SLURM_NNODES unset)");
+}
+
+void record(PluginState& s, const std::string& message) {
+  if (s.error.empty()) s.error = message;
+  s.active = false;
+}
+
+template <typename F>
+int guarded(const char* where, F&& body) {
+  PluginState& s = state();
+  try {
+    body(s);
+  } catch (const std::exception& e) {
+    record(s, e.what());
+  } catch (...) {
+    record(s, std::string("internal error in ") + where);
+  }
+  return 0;
+}
+
+// `sbatch --export=NONE` hands the batch step no options, but sbatch's copies of them
+// are in its environment (SLURM_SPANK__SLURM_SPANK_OPTION_layerplan_<name>): use those.
+void options_from_environment(spank_t sp, PluginState& s) {
+  const std::pair<const char*, OptionId> names[] = {{"layerplan", OptionId::kMode},
+                                                    {"layerplan_model", OptionId::kModel},
+                                                    {"layerplan_batch", OptionId::kBatch},
+                                                    {"layerplan_explain", OptionId::kExplain}};
+  for (const auto& [name, id] : names) {
+    const std::string value = step_getenv(sp, (std::string("SLURM_SPANK__SLURM_SPANK_OPTION_layerplan_") + name).c_str());
+    if (value.empty()) continue;
+    set_job_option(s.options, id, id == OptionId::kExplain ? nullptr : value.c_str());
+    s.any_option = true;
+  }
+}
+
+void post_opt(spank_t sp, PluginState& s) {
+  if (!s.error.empty()) return;  // a bad option: task_init reports it
+  if (!s.any_option) options_from_environment(sp, s);
+  s.job_id = item_u32(sp, S_JOB_ID, "job id");
+  s.step_id = item_u32(sp, S_JOB_STEPID, "step id");
+  if (s.step_id == kExternStepId) return;  // no tasks of the user's run there
+  s.node_id = item_u32(sp, S_JOB_NODEID, "node id");
+  if (!s.args_error.empty()) {
+    if (s.any_option) throw UsageError(s.args_error);
+    s.notice = s.args_error + "; layerplan is off for this job";
+    return;
+  }
+  try {
+    s.config = load_plugin_config(s.args);
+  } catch (const UsageError& e) {
+    if (s.any_option) throw UsageError(std::string("admin config: ") + e.what());
+    // Nobody asked for layerplan: run the job untouched rather than fail every job.
+    s.notice = std::string("admin config: ") + e.what() + "; layerplan is off for this job";
+    return;
+  }
+  s.request = resolve_step_request(s.options, s.config.slurm);
+  if (s.request.off) return;
+  s.nodes = step_node_count(sp, s.step_id);
+  GpuEnvironment env;
+  env.slurm_step_gpus = step_getenv(sp, "SLURM_STEP_GPUS");
+  env.slurm_job_gpus = step_getenv(sp, "SLURM_JOB_GPUS");
+  env.cuda_visible_devices = step_getenv(sp, "CUDA_VISIBLE_DEVICES");
+  const Clock::time_point t0 = Clock::now();
+  s.node = discover_step_node(s.config, env);
+  s.discover_ms = ms_since(t0);
+  s.active = true;
+}
+
+// The folder for the plan file: the admin's plan_dir, else the job's working directory
+// (slurmstepd has changed into it by user_init), else the submission directory.
+std::string plan_folder(spank_t sp, const PluginState& s) {
+  if (!s.config.slurm.plan_dir.empty()) return s.config.slurm.plan_dir;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) && std::string(cwd) != "/") return cwd;
+  return step_getenv(sp, "SLURM_SUBMIT_DIR");
+}
+
+void user_init(spank_t sp, PluginState& s) {
+  // Messages reach the job's output from user_init on, not from init_post_opt.
+  if (!s.notice.empty() && s.node_id == 0) slurm_spank_log("layerplan: warning: %s", s.notice.c_str());
+  if (!s.active) return;
+  const Clock::time_point t0 = Clock::now();
+  const StepPlan plan = plan_step(s.request, s.node, s.nodes, s.config);
+  const double plan_ms = ms_since(t0);
+  const Clock::time_point t1 = Clock::now();
+  const std::string path =
+      publish_plan(plan_folder(sp, s), plan_file_name(s.job_id, s.step_id), static_cast<int>(s.node_id), plan.json,
+                   s.start);
+  const double write_ms = ms_since(t1);
+  for (const auto& [name, value] : plan_environment(path, plan)) {
+    const spank_err_t rc = spank_setenv(sp, name.c_str(), value.c_str(), 1);
+    require(rc == ESPANK_SUCCESS, "cannot set " + name + ": " + spank_strerror(rc));
+  }
+  // slurmd's log: what the plugin added to the step's start (docs/BENCHMARKS.md).
+  slurm_info("layerplan: job %u.%s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms: %s", s.job_id,
+             step_label(s.step_id).c_str(), s.node_id, s.discover_ms, plan_ms, write_ms, plan.summary.c_str());
+  if (s.node_id != 0) return;  // one node speaks for the step in the job's output
+  if (!plan.warning.empty()) slurm_spank_log("layerplan: warning: %s", plan.warning.c_str());
+  for (const std::string& line : plan.explain) slurm_spank_log("%s", line.c_str());
+}
+
+}  // namespace
+
+int step_init(spank_t) {
+  state().start = std::time(nullptr);
+  return 0;
+}
+
+int step_init_post_opt(spank_t sp) {
+  return guarded("init_post_opt", [&](PluginState& s) { post_opt(sp, s); });
+}
+
+int step_user_init(spank_t sp) {
+  return guarded("user_init", [&](PluginState& s) { user_init(sp, s); });
+}
+
+int step_task_init(spank_t) {
+  const PluginState& s = state();
+  if (s.error.empty()) return 0;
+  slurm_error("layerplan: %s", s.error.c_str());
+  return -1;
+}
+
+}  // namespace layerplan::spank
