@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +17,7 @@
 
 #include "common/error.h"
 #include "runtime/safetensors.h"
+#include "tests/scratch_dir.h"
 
 namespace layerplan {
 namespace {
@@ -27,26 +27,6 @@ using ::testing::HasSubstr;
 
 const std::string kPython = std::string(LAYERPLAN_PYREF) + "/bin/python3";
 const std::string kReferenceScript = std::string(LAYERPLAN_SOURCE_DIR) + "/tests/safetensors_reference.py";
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("layerplan_safetensors_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
