@@ -1,0 +1,339 @@
+#include "runtime/executor/executor.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "planner/layer_math.h"
+#include "runtime/executor/initial_params.h"
+
+namespace layerplan {
+namespace {
+
+// The weight and bias of a gradient shard as one buffer, the unit of the all-reduce.
+std::vector<float> flatten_grads(const LayerParams& g) {
+  std::vector<float> v(g.weight);
+  v.insert(v.end(), g.bias.begin(), g.bias.end());
+  return v;
+}
+
+std::vector<double> flatten_stats(const BatchNormStats& s) {
+  std::vector<double> v(s.sum);
+  v.insert(v.end(), s.sum_sq.begin(), s.sum_sq.end());
+  v.push_back(static_cast<double>(s.count));
+  return v;
+}
+
+void unflatten_stats(const std::vector<double>& v, BatchNormStats* s) {
+  const size_t c = s->sum.size();
+  std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(c), s->sum.begin());
+  std::copy(v.begin() + static_cast<std::ptrdiff_t>(c), v.begin() + static_cast<std::ptrdiff_t>(2 * c),
+            s->sum_sq.begin());
+  s->count = static_cast<int64_t>(v.back());
+}
+
+std::vector<double> flatten_grad_stats(const BatchNormGradStats& s) {
+  std::vector<double> v(s.sum_dy);
+  v.insert(v.end(), s.sum_dy_xhat.begin(), s.sum_dy_xhat.end());
+  return v;
+}
+
+void unflatten_grad_stats(const std::vector<double>& v, BatchNormGradStats* s) {
+  const size_t c = s->sum_dy.size();
+  std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(c), s->sum_dy.begin());
+  std::copy(v.begin() + static_cast<std::ptrdiff_t>(c), v.end(), s->sum_dy_xhat.begin());
+}
+
+uint64_t mix(uint64_t x) {  // SplitMix64's finalizer
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels,
+                   Transport& transport, const ExecutorOptions& options)
+    : graph_(graph), plan_(std::move(plan)), kernels_(kernels), transport_(transport), options_(options) {
+  if (static_cast<int>(plan_.size()) != graph_.size()) {
+    throw std::invalid_argument("plan has " + std::to_string(plan_.size()) + " configurations for " +
+                                std::to_string(graph_.size()) + " layers");
+  }
+  int inputs = 0;
+  for (const Layer& layer : graph_.layers()) inputs += layer.kind == LayerKind::kInput ? 1 : 0;
+  if (inputs != 1 || graph_.size() < 2 ||
+      graph_.layer(graph_.size() - 1).kind != LayerKind::kSoftmaxCrossEntropy) {
+    throw std::invalid_argument("executor: the graph needs one input layer and a final softmax_cross_entropy");
+  }
+  tiles_.resize(static_cast<size_t>(graph_.size()));
+  for (const Layer& layer : graph_.layers()) {
+    const Configuration& config = plan_[static_cast<size_t>(layer.id)];
+    if (config.tiles() != config.degrees.product()) {
+      throw std::invalid_argument("layer " + layer.name + ": " + std::to_string(config.tiles()) + " devices for " +
+                                  std::to_string(config.degrees.product()) + " tiles");
+    }
+    const std::vector<Box> boxes = tiles(layer.output, config);
+    LayerParams full;
+    if (has_params(layer.kind)) full = initial_params(graph_, layer, options_.weight_seed);
+    for (int t = 0; t < config.tiles(); ++t) {
+      TileState tile;
+      tile.device = config.devices[static_cast<size_t>(t)];
+      tile.box = boxes[static_cast<size_t>(t)];
+      if (has_params(layer.kind)) tile.params = shard(full, tile.box.dim[1]);
+      tiles_[static_cast<size_t>(layer.id)].push_back(std::move(tile));
+    }
+  }
+}
+
+uint64_t Executor::dropout_seed(int id) const {
+  return mix(mix(options_.dropout_seed ^ static_cast<uint64_t>(steps_)) + static_cast<uint64_t>(id));
+}
+
+std::vector<int64_t> Executor::labels_of(const std::vector<int64_t>& labels, const Box& box) const {
+  return {labels.begin() + box.dim[0].lo, labels.begin() + box.dim[0].hi};
+}
+
+std::vector<std::vector<int>> Executor::replica_groups(int id) const {
+  const Layer& layer = graph_.layer(id);
+  const Configuration& config = plan_[static_cast<size_t>(id)];
+  const bool by_channel = channel_split_shards_weights(layer.kind) || layer.kind == LayerKind::kBatchNorm;
+  std::map<int, std::vector<int>> groups;
+  for (int t = 0; t < config.tiles(); ++t) {
+    groups[by_channel ? tile_coords(config.degrees, t)[1] : 0].push_back(t);
+  }
+  std::vector<std::vector<int>> out;
+  for (auto& [c, members] : groups) out.push_back(std::move(members));
+  return out;
+}
+
+void Executor::gather_inputs(int id, TileState* tile) {
+  const Layer& layer = graph_.layer(id);
+  tile->inputs.clear();
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+    const int producer = layer.inputs[static_cast<size_t>(slot)];
+    Tensor in(required_input_box(graph_, layer, slot, tile->box));
+    if (!in.box().empty()) {
+      for (const TileState& src : tiles_[static_cast<size_t>(producer)]) {
+        if (intersect(src.box, in.box()).empty()) continue;
+        transport_.move_box(src.output, src.device, &in, tile->device, false, {id, slot, Direction::kForward});
+      }
+    }
+    tile->inputs.push_back(std::move(in));
+  }
+}
+
+void Executor::forward_batch_norm(int id) {
+  const LayerRef l(graph_, id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  for (TileState& tile : layer_tiles) {
+    gather_inputs(id, &tile);
+    tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
+  }
+  for (const std::vector<int>& group : replica_groups(id)) {
+    std::vector<std::vector<double>> buffers;
+    std::vector<int> devices;
+    for (int t : group) {
+      buffers.push_back(flatten_stats(layer_tiles[static_cast<size_t>(t)].stats));
+      devices.push_back(layer_tiles[static_cast<size_t>(t)].device);
+    }
+    std::vector<std::vector<double>*> ptrs;
+    for (auto& b : buffers) ptrs.push_back(&b);
+    transport_.all_reduce(devices, ptrs, ReduceKind::kBatchNormStatistics, id);
+    for (size_t i = 0; i < group.size(); ++i) {
+      unflatten_stats(buffers[i], &layer_tiles[static_cast<size_t>(group[i])].stats);
+    }
+  }
+  for (TileState& tile : layer_tiles) {
+    tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], tile.stats, tile.box);
+    update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
+  }
+}
+
+void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>& labels, double* loss) {
+  const LayerRef l(graph_, id);
+  const Layer& layer = l.layer;
+  if (layer.kind == LayerKind::kBatchNorm) return forward_batch_norm(id);
+  for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+    if (layer.kind == LayerKind::kInput) {
+      tile.output = crop(images, tile.box);  // loading data is not a transfer
+      continue;
+    }
+    gather_inputs(id, &tile);
+    const Tensor& x = tile.inputs[0];
+    const Box& b = tile.box;
+    switch (layer.kind) {
+      case LayerKind::kConv2d: tile.output = kernels_.conv2d_forward(l, tile.params, x, b); break;
+      case LayerKind::kMaxPool: tile.output = kernels_.max_pool_forward(l, x, b); break;
+      case LayerKind::kAvgPool: tile.output = kernels_.avg_pool_forward(l, x, b); break;
+      case LayerKind::kGlobalAvgPool: tile.output = kernels_.global_avg_pool_forward(l, x, b); break;
+      case LayerKind::kFullyConnected: tile.output = kernels_.fully_connected_forward(l, tile.params, x, b); break;
+      case LayerKind::kRelu: tile.output = kernels_.relu_forward(l, x, b); break;
+      case LayerKind::kDropout: tile.output = kernels_.dropout_forward(l, x, b, dropout_seed(id)); break;
+      case LayerKind::kFlatten: tile.output = kernels_.flatten_forward(l, x, b); break;
+      case LayerKind::kConcat:
+      case LayerKind::kAdd: {
+        std::vector<const Tensor*> ins;
+        for (const Tensor& in : tile.inputs) ins.push_back(&in);
+        tile.output = layer.kind == LayerKind::kConcat ? kernels_.concat_forward(l, ins, b)
+                                                       : kernels_.add_forward(l, ins, b);
+        break;
+      }
+      case LayerKind::kSoftmaxCrossEntropy: {
+        LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, labels_of(labels, b), b);
+        tile.output = std::move(lt.probabilities);
+        // The tiles' shares sum to the mean loss. Summed here in tile order; across
+        // processes this is one more all-reduce of a scalar.
+        *loss += lt.loss;
+        break;
+      }
+      case LayerKind::kBatchNorm:
+      case LayerKind::kInput: break;
+    }
+  }
+}
+
+void Executor::reduce_and_update(int id, std::vector<LayerParams>& grads) {
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  for (const std::vector<int>& group : replica_groups(id)) {
+    std::vector<std::vector<float>> buffers;
+    std::vector<int> devices;
+    for (int t : group) {
+      buffers.push_back(flatten_grads(grads[static_cast<size_t>(t)]));
+      devices.push_back(layer_tiles[static_cast<size_t>(t)].device);
+    }
+    std::vector<std::vector<float>*> ptrs;
+    for (auto& b : buffers) ptrs.push_back(&b);
+    transport_.all_reduce(devices, ptrs, ReduceKind::kWeightGradients, id);
+    for (size_t i = 0; i < group.size(); ++i) {
+      TileState& tile = layer_tiles[static_cast<size_t>(group[i])];
+      const std::vector<float>& g = buffers[i];
+      const auto split = static_cast<std::ptrdiff_t>(tile.params.weight.size());
+      sgd_update(options_.sgd, std::vector<float>(g.begin(), g.begin() + split), &tile.params.weight,
+                 &tile.momentum_weight);
+      sgd_update(options_.sgd, std::vector<float>(g.begin() + split, g.end()), &tile.params.bias,
+                 &tile.momentum_bias);
+    }
+  }
+}
+
+void Executor::backward_batch_norm(int id) {
+  const LayerRef l(graph_, id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<BatchNormGradStats> local;
+  for (TileState& tile : layer_tiles) {
+    local.push_back(kernels_.batch_norm_backward_statistics(l, tile.params, tile.inputs[0], tile.grad, tile.stats));
+  }
+  std::vector<BatchNormGradStats> global = local;
+  for (const std::vector<int>& group : replica_groups(id)) {
+    std::vector<std::vector<double>> buffers;
+    std::vector<int> devices;
+    for (int t : group) {
+      buffers.push_back(flatten_grad_stats(local[static_cast<size_t>(t)]));
+      devices.push_back(layer_tiles[static_cast<size_t>(t)].device);
+    }
+    std::vector<std::vector<double>*> ptrs;
+    for (auto& b : buffers) ptrs.push_back(&b);
+    transport_.all_reduce(devices, ptrs, ReduceKind::kBatchNormStatistics, id);
+    for (size_t i = 0; i < group.size(); ++i) unflatten_grad_stats(buffers[i], &global[static_cast<size_t>(group[i])]);
+  }
+  std::vector<LayerParams> grads;
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    const Tensor dx =
+        kernels_.batch_norm_backward(l, tile.params, tile.inputs[0], tile.grad, tile.stats, global[t]);
+    for (TileState& owner : tiles_[static_cast<size_t>(l.layer.inputs[0])]) {
+      if (intersect(owner.box, dx.box()).empty()) continue;
+      transport_.move_box(dx, tile.device, &owner.grad, owner.device, true, {id, 0, Direction::kBackward});
+    }
+    // The tile's own sums are its weight-gradient contribution, reduced like any other.
+    grads.push_back(batch_norm_weight_grads(local[t]));
+  }
+  reduce_and_update(id, grads);
+}
+
+void Executor::backward(int id, const std::vector<int64_t>& labels) {
+  const LayerRef l(graph_, id);
+  const Layer& layer = l.layer;
+  if (layer.kind == LayerKind::kInput) return;
+  if (layer.kind == LayerKind::kBatchNorm) return backward_batch_norm(id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<LayerParams> grads;
+  for (TileState& tile : layer_tiles) {
+    const Tensor& x = tile.inputs[0];
+    const Tensor& dy = tile.grad;
+    std::vector<Tensor> dx;
+    switch (layer.kind) {
+      case LayerKind::kConv2d:
+      case LayerKind::kFullyConnected: {
+        WeightedGrads g = layer.kind == LayerKind::kConv2d ? kernels_.conv2d_backward(l, tile.params, x, dy)
+                                                           : kernels_.fully_connected_backward(l, tile.params, x, dy);
+        grads.push_back(std::move(g.params));
+        dx.push_back(std::move(g.input));
+        break;
+      }
+      case LayerKind::kMaxPool: dx.push_back(kernels_.max_pool_backward(l, x, dy)); break;
+      case LayerKind::kAvgPool: dx.push_back(kernels_.avg_pool_backward(l, dy)); break;
+      case LayerKind::kGlobalAvgPool: dx.push_back(kernels_.global_avg_pool_backward(l, dy)); break;
+      case LayerKind::kRelu: dx.push_back(kernels_.relu_backward(l, tile.output, dy)); break;
+      case LayerKind::kDropout: dx.push_back(kernels_.dropout_backward(l, dy, dropout_seed(id))); break;
+      case LayerKind::kFlatten: dx.push_back(kernels_.flatten_backward(l, dy)); break;
+      case LayerKind::kConcat: dx = kernels_.concat_backward(l, dy); break;
+      case LayerKind::kAdd: dx = kernels_.add_backward(l, dy); break;
+      case LayerKind::kSoftmaxCrossEntropy:
+        dx.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
+        break;
+      case LayerKind::kBatchNorm:
+      case LayerKind::kInput: break;
+    }
+    for (int slot = 0; slot < static_cast<int>(dx.size()); ++slot) {
+      const Tensor& g = dx[static_cast<size_t>(slot)];
+      if (g.box().empty()) continue;
+      for (TileState& owner : tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])]) {
+        if (intersect(owner.box, g.box()).empty()) continue;
+        transport_.move_box(g, tile.device, &owner.grad, owner.device, true, {id, slot, Direction::kBackward});
+      }
+    }
+  }
+  if (has_params(layer.kind)) reduce_and_update(id, grads);
+}
+
+double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) {
+  const Layer& input = graph_.layer(0);
+  if (images.box() != Box::whole(input.output)) {
+    throw std::invalid_argument("step: images cover " + images.box().str() + ", the input layer is " +
+                                Box::whole(input.output).str());
+  }
+  if (static_cast<int64_t>(labels.size()) != input.output.n()) {
+    throw std::invalid_argument("step: " + std::to_string(labels.size()) + " labels for a batch of " +
+                                std::to_string(input.output.n()));
+  }
+  double loss = 0;
+  for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
+  for (auto& layer_tiles : tiles_) {
+    for (TileState& tile : layer_tiles) tile.grad = Tensor(tile.box);
+  }
+  for (int id = graph_.size() - 1; id >= 0; --id) backward(id, labels);
+  ++steps_;
+  return loss;
+}
+
+LayerParams Executor::gathered_params(int id) const {
+  const Layer& layer = graph_.layer(id);
+  LayerParams full = zero_params(graph_, layer);
+  std::fill(full.weight.begin(), full.weight.end(), 0.0f);
+  std::fill(full.bias.begin(), full.bias.end(), 0.0f);
+  for (const std::vector<int>& group : replica_groups(id)) {
+    const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
+    const LayerParams& p = tile.params;
+    add_shard(p, &full);
+    for (size_t i = 0; i < p.running_mean.size(); ++i) {
+      full.running_mean[static_cast<size_t>(p.channels.lo) + i] = p.running_mean[i];
+      full.running_var[static_cast<size_t>(p.channels.lo) + i] = p.running_var[i];
+    }
+  }
+  return full;
+}
+
+}  // namespace layerplan
