@@ -57,10 +57,11 @@ Totals expect_traffic_is_priced(const ModelGraph& graph, int devices, const Name
     EXPECT_EQ(synced * 4, cost.sync(layer, config).bytes) << where << ", weights of " << layer.name;  // fp32
     totals.sync += synced;
   }
-  // Nothing moves that is not counted above (plus batch-norm statistics).
+  // Nothing moves that is not counted above, but batch-norm statistics and loss shares.
   int64_t all = 0, stats = 0;
   for (const auto& [pair, elements] : r.traffic.pairs) all += elements;
   for (const auto& [layer, elements] : r.traffic.statistics) stats += elements;
+  for (const auto& [layer, elements] : r.traffic.loss) stats += elements;
   EXPECT_EQ(all, totals.transfer + totals.sync + stats) << where;
   return totals;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -68,6 +69,9 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
     throw std::invalid_argument("executor: the graph needs one input layer and a final softmax_cross_entropy");
   }
   tiles_.resize(static_cast<size_t>(graph_.size()));
+  std::set<int> devices;
+  for (const Configuration& config : plan_) devices.insert(config.devices.begin(), config.devices.end());
+  devices_.assign(devices.begin(), devices.end());
   for (const Layer& layer : graph_.layers()) {
     const Configuration& config = plan_[static_cast<size_t>(layer.id)];
     if (config.tiles() != config.degrees.product()) {
@@ -81,7 +85,7 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
       TileState tile;
       tile.device = config.devices[static_cast<size_t>(t)];
       tile.box = boxes[static_cast<size_t>(t)];
-      if (has_params(layer.kind)) tile.params = shard(full, tile.box.dim[1]);
+      if (has_params(layer.kind) && transport_.holds(tile.device)) tile.params = shard(full, tile.box.dim[1]);
       tiles_[static_cast<size_t>(layer.id)].push_back(std::move(tile));
     }
   }
@@ -108,44 +112,88 @@ std::vector<std::vector<int>> Executor::replica_groups(int id) const {
   return out;
 }
 
-void Executor::gather_inputs(int id, TileState* tile) {
+void Executor::gather_inputs(int id) {
   const Layer& layer = graph_.layer(id);
-  tile->inputs.clear();
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  for (TileState& tile : layer_tiles) {
+    tile.inputs.clear();
+    if (!transport_.holds(tile.device)) continue;
+    for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+      tile.inputs.emplace_back(required_input_box(graph_, layer, slot, tile.box));
+    }
+  }
   for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
-    const int producer = layer.inputs[static_cast<size_t>(slot)];
-    Tensor in(required_input_box(graph_, layer, slot, tile->box));
-    if (!in.box().empty()) {
-      for (const TileState& src : tiles_[static_cast<size_t>(producer)]) {
-        if (intersect(src.box, in.box()).empty()) continue;
-        transport_.move_box(src.output, src.device, &in, tile->device, false, {id, slot, Direction::kForward});
+    auto& producer_tiles = tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])];
+    std::vector<BoxMove> moves;
+    for (TileState& tile : layer_tiles) {
+      const Box need = required_input_box(graph_, layer, slot, tile.box);
+      const bool held = transport_.holds(tile.device);
+      for (const TileState& src : producer_tiles) {
+        const Box region = intersect(src.box, need);
+        if (region.empty()) continue;
+        moves.push_back({transport_.holds(src.device) ? &src.output : nullptr, src.device,
+                         held ? &tile.inputs[static_cast<size_t>(slot)] : nullptr, tile.device, region});
       }
     }
-    tile->inputs.push_back(std::move(in));
+    transport_.exchange(moves, {id, slot, Direction::kForward});
   }
+}
+
+void Executor::send_back(int id, int slot, std::vector<Tensor>& grads) {
+  const Layer& layer = graph_.layer(id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<BoxMove> moves;
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    const TileState& tile = layer_tiles[t];
+    // The gradient covers the box the forward read, on every process alike.
+    const Box read = required_input_box(graph_, layer, slot, tile.box);
+    const bool held = transport_.holds(tile.device);
+    for (TileState& owner : tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])]) {
+      const Box region = intersect(owner.box, read);
+      if (region.empty()) continue;
+      moves.push_back({held ? &grads[t] : nullptr, tile.device, transport_.holds(owner.device) ? &owner.grad : nullptr,
+                       owner.device, region});
+    }
+  }
+  transport_.exchange(moves, {id, slot, Direction::kBackward});
+}
+
+template <typename T, typename Flatten>
+std::vector<std::vector<T>> Executor::reduce_over_groups(int id, ReduceKind kind, Flatten flatten) {
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<std::vector<T>> buffers(layer_tiles.size());
+  for (const std::vector<int>& group : replica_groups(id)) {
+    std::vector<int> devices;
+    std::vector<std::vector<T>*> ptrs;
+    for (int t : group) {
+      const TileState& tile = layer_tiles[static_cast<size_t>(t)];
+      devices.push_back(tile.device);
+      if (transport_.holds(tile.device)) {
+        buffers[static_cast<size_t>(t)] = flatten(t);
+        ptrs.push_back(&buffers[static_cast<size_t>(t)]);
+      } else {
+        ptrs.push_back(nullptr);
+      }
+    }
+    transport_.all_reduce(devices, ptrs, kind, id);
+  }
+  return buffers;
 }
 
 void Executor::forward_batch_norm(int id) {
   const LayerRef l(graph_, id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  gather_inputs(id);
   for (TileState& tile : layer_tiles) {
-    gather_inputs(id, &tile);
-    tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
+    if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
   }
-  for (const std::vector<int>& group : replica_groups(id)) {
-    std::vector<std::vector<double>> buffers;
-    std::vector<int> devices;
-    for (int t : group) {
-      buffers.push_back(flatten_stats(layer_tiles[static_cast<size_t>(t)].stats));
-      devices.push_back(layer_tiles[static_cast<size_t>(t)].device);
-    }
-    std::vector<std::vector<double>*> ptrs;
-    for (auto& b : buffers) ptrs.push_back(&b);
-    transport_.all_reduce(devices, ptrs, ReduceKind::kBatchNormStatistics, id);
-    for (size_t i = 0; i < group.size(); ++i) {
-      unflatten_stats(buffers[i], &layer_tiles[static_cast<size_t>(group[i])].stats);
-    }
-  }
-  for (TileState& tile : layer_tiles) {
+  const auto reduced = reduce_over_groups<double>(id, ReduceKind::kBatchNormStatistics, [&](int t) {
+    return flatten_stats(layer_tiles[static_cast<size_t>(t)].stats);
+  });
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    unflatten_stats(reduced[t], &tile.stats);
     tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], tile.stats, tile.box);
     update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
   }
@@ -155,12 +203,13 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
   const LayerRef l(graph_, id);
   const Layer& layer = l.layer;
   if (layer.kind == LayerKind::kBatchNorm) return forward_batch_norm(id);
+  if (layer.kind != LayerKind::kInput) gather_inputs(id);
   for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+    if (!transport_.holds(tile.device)) continue;
     if (layer.kind == LayerKind::kInput) {
       tile.output = crop(images, tile.box);  // loading data is not a transfer
       continue;
     }
-    gather_inputs(id, &tile);
     const Tensor& x = tile.inputs[0];
     const Box& b = tile.box;
     switch (layer.kind) {
@@ -183,9 +232,7 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       case LayerKind::kSoftmaxCrossEntropy: {
         LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, labels_of(labels, b), b);
         tile.output = std::move(lt.probabilities);
-        // The tiles' shares sum to the mean loss. Summed here in tile order; across
-        // processes this is one more all-reduce of a scalar.
-        *loss += lt.loss;
+        *loss += lt.loss;  // this process's shares; step() all-reduces them
         break;
       }
       case LayerKind::kBatchNorm:
@@ -196,60 +243,42 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
 
 void Executor::reduce_and_update(int id, std::vector<LayerParams>& grads) {
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
-  for (const std::vector<int>& group : replica_groups(id)) {
-    std::vector<std::vector<float>> buffers;
-    std::vector<int> devices;
-    for (int t : group) {
-      buffers.push_back(flatten_grads(grads[static_cast<size_t>(t)]));
-      devices.push_back(layer_tiles[static_cast<size_t>(t)].device);
-    }
-    std::vector<std::vector<float>*> ptrs;
-    for (auto& b : buffers) ptrs.push_back(&b);
-    transport_.all_reduce(devices, ptrs, ReduceKind::kWeightGradients, id);
-    for (size_t i = 0; i < group.size(); ++i) {
-      TileState& tile = layer_tiles[static_cast<size_t>(group[i])];
-      const std::vector<float>& g = buffers[i];
-      const auto split = static_cast<std::ptrdiff_t>(tile.params.weight.size());
-      sgd_update(options_.sgd, std::vector<float>(g.begin(), g.begin() + split), &tile.params.weight,
-                 &tile.momentum_weight);
-      sgd_update(options_.sgd, std::vector<float>(g.begin() + split, g.end()), &tile.params.bias,
-                 &tile.momentum_bias);
-    }
+  const auto reduced = reduce_over_groups<float>(id, ReduceKind::kWeightGradients,
+                                                 [&](int t) { return flatten_grads(grads[static_cast<size_t>(t)]); });
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    const std::vector<float>& g = reduced[t];
+    const auto split = static_cast<std::ptrdiff_t>(tile.params.weight.size());
+    sgd_update(options_.sgd, std::vector<float>(g.begin(), g.begin() + split), &tile.params.weight,
+               &tile.momentum_weight);
+    sgd_update(options_.sgd, std::vector<float>(g.begin() + split, g.end()), &tile.params.bias, &tile.momentum_bias);
   }
 }
 
 void Executor::backward_batch_norm(int id) {
   const LayerRef l(graph_, id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
-  std::vector<BatchNormGradStats> local;
-  for (TileState& tile : layer_tiles) {
-    local.push_back(kernels_.batch_norm_backward_statistics(l, tile.params, tile.inputs[0], tile.grad, tile.stats));
-  }
-  std::vector<BatchNormGradStats> global = local;
-  for (const std::vector<int>& group : replica_groups(id)) {
-    std::vector<std::vector<double>> buffers;
-    std::vector<int> devices;
-    for (int t : group) {
-      buffers.push_back(flatten_grad_stats(local[static_cast<size_t>(t)]));
-      devices.push_back(layer_tiles[static_cast<size_t>(t)].device);
-    }
-    std::vector<std::vector<double>*> ptrs;
-    for (auto& b : buffers) ptrs.push_back(&b);
-    transport_.all_reduce(devices, ptrs, ReduceKind::kBatchNormStatistics, id);
-    for (size_t i = 0; i < group.size(); ++i) unflatten_grad_stats(buffers[i], &global[static_cast<size_t>(group[i])]);
-  }
-  std::vector<LayerParams> grads;
+  std::vector<BatchNormGradStats> local(layer_tiles.size());
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
-    const Tensor dx =
-        kernels_.batch_norm_backward(l, tile.params, tile.inputs[0], tile.grad, tile.stats, global[t]);
-    for (TileState& owner : tiles_[static_cast<size_t>(l.layer.inputs[0])]) {
-      if (intersect(owner.box, dx.box()).empty()) continue;
-      transport_.move_box(dx, tile.device, &owner.grad, owner.device, true, {id, 0, Direction::kBackward});
-    }
-    // The tile's own sums are its weight-gradient contribution, reduced like any other.
-    grads.push_back(batch_norm_weight_grads(local[t]));
+    if (!transport_.holds(tile.device)) continue;
+    local[t] = kernels_.batch_norm_backward_statistics(l, tile.params, tile.inputs[0], tile.grad, tile.stats);
   }
+  const auto reduced = reduce_over_groups<double>(
+      id, ReduceKind::kBatchNormStatistics, [&](int t) { return flatten_grad_stats(local[static_cast<size_t>(t)]); });
+  std::vector<Tensor> dx(layer_tiles.size());
+  std::vector<LayerParams> grads(layer_tiles.size());
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    BatchNormGradStats global = local[t];
+    unflatten_grad_stats(reduced[t], &global);
+    dx[t] = kernels_.batch_norm_backward(l, tile.params, tile.inputs[0], tile.grad, tile.stats, global);
+    // The tile's own sums are its weight-gradient contribution, reduced like any other.
+    grads[t] = batch_norm_weight_grads(local[t]);
+  }
+  send_back(id, 0, dx);
   reduce_and_update(id, grads);
 }
 
@@ -259,43 +288,41 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
   if (layer.kind == LayerKind::kInput) return;
   if (layer.kind == LayerKind::kBatchNorm) return backward_batch_norm(id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
-  std::vector<LayerParams> grads;
-  for (TileState& tile : layer_tiles) {
+  std::vector<LayerParams> grads(layer_tiles.size());
+  // dx[slot][tile]: input gradients over the boxes the forward read.
+  std::vector<std::vector<Tensor>> dx(layer.inputs.size(), std::vector<Tensor>(layer_tiles.size()));
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
     const Tensor& x = tile.inputs[0];
     const Tensor& dy = tile.grad;
-    std::vector<Tensor> dx;
+    std::vector<Tensor> g;
     switch (layer.kind) {
       case LayerKind::kConv2d:
       case LayerKind::kFullyConnected: {
-        WeightedGrads g = layer.kind == LayerKind::kConv2d ? kernels_.conv2d_backward(l, tile.params, x, dy)
+        WeightedGrads w = layer.kind == LayerKind::kConv2d ? kernels_.conv2d_backward(l, tile.params, x, dy)
                                                            : kernels_.fully_connected_backward(l, tile.params, x, dy);
-        grads.push_back(std::move(g.params));
-        dx.push_back(std::move(g.input));
+        grads[t] = std::move(w.params);
+        g.push_back(std::move(w.input));
         break;
       }
-      case LayerKind::kMaxPool: dx.push_back(kernels_.max_pool_backward(l, x, dy)); break;
-      case LayerKind::kAvgPool: dx.push_back(kernels_.avg_pool_backward(l, dy)); break;
-      case LayerKind::kGlobalAvgPool: dx.push_back(kernels_.global_avg_pool_backward(l, dy)); break;
-      case LayerKind::kRelu: dx.push_back(kernels_.relu_backward(l, tile.output, dy)); break;
-      case LayerKind::kDropout: dx.push_back(kernels_.dropout_backward(l, dy, dropout_seed(id))); break;
-      case LayerKind::kFlatten: dx.push_back(kernels_.flatten_backward(l, dy)); break;
-      case LayerKind::kConcat: dx = kernels_.concat_backward(l, dy); break;
-      case LayerKind::kAdd: dx = kernels_.add_backward(l, dy); break;
+      case LayerKind::kMaxPool: g.push_back(kernels_.max_pool_backward(l, x, dy)); break;
+      case LayerKind::kAvgPool: g.push_back(kernels_.avg_pool_backward(l, dy)); break;
+      case LayerKind::kGlobalAvgPool: g.push_back(kernels_.global_avg_pool_backward(l, dy)); break;
+      case LayerKind::kRelu: g.push_back(kernels_.relu_backward(l, tile.output, dy)); break;
+      case LayerKind::kDropout: g.push_back(kernels_.dropout_backward(l, dy, dropout_seed(id))); break;
+      case LayerKind::kFlatten: g.push_back(kernels_.flatten_backward(l, dy)); break;
+      case LayerKind::kConcat: g = kernels_.concat_backward(l, dy); break;
+      case LayerKind::kAdd: g = kernels_.add_backward(l, dy); break;
       case LayerKind::kSoftmaxCrossEntropy:
-        dx.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
+        g.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
         break;
       case LayerKind::kBatchNorm:
       case LayerKind::kInput: break;
     }
-    for (int slot = 0; slot < static_cast<int>(dx.size()); ++slot) {
-      const Tensor& g = dx[static_cast<size_t>(slot)];
-      if (g.box().empty()) continue;
-      for (TileState& owner : tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])]) {
-        if (intersect(owner.box, g.box()).empty()) continue;
-        transport_.move_box(g, tile.device, &owner.grad, owner.device, true, {id, slot, Direction::kBackward});
-      }
-    }
+    for (size_t slot = 0; slot < g.size(); ++slot) dx[slot][t] = std::move(g[slot]);
   }
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) send_back(id, slot, dx[static_cast<size_t>(slot)]);
   if (has_params(layer.kind)) reduce_and_update(id, grads);
 }
 
@@ -311,8 +338,32 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
   }
   double loss = 0;
   for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
+  // The loss shares of every device, summed by a ring over all devices of the plan.
+  {
+    std::vector<std::vector<double>> shares(devices_.size(), std::vector<double>{0.0});
+    std::vector<std::vector<double>*> ptrs;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      ptrs.push_back(transport_.holds(devices_[i]) ? &shares[i] : nullptr);
+    }
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      // Only the first held device carries this process's shares.
+      if (ptrs[i] != nullptr) {
+        shares[i][0] = loss;
+        break;
+      }
+    }
+    transport_.all_reduce(devices_, ptrs, ReduceKind::kLoss, graph_.size() - 1);
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (ptrs[i] != nullptr) {
+        loss = shares[i][0];
+        break;
+      }
+    }
+  }
   for (auto& layer_tiles : tiles_) {
-    for (TileState& tile : layer_tiles) tile.grad = Tensor(tile.box);
+    for (TileState& tile : layer_tiles) {
+      if (transport_.holds(tile.device)) tile.grad = Tensor(tile.box);
+    }
   }
   for (int id = graph_.size() - 1; id >= 0; --id) backward(id, labels);
   ++steps_;
@@ -324,8 +375,11 @@ LayerParams Executor::gathered_params(int id) const {
   LayerParams full = zero_params(graph_, layer);
   std::fill(full.weight.begin(), full.weight.end(), 0.0f);
   std::fill(full.bias.begin(), full.bias.end(), 0.0f);
+  std::fill(full.running_mean.begin(), full.running_mean.end(), 0.0f);
+  std::fill(full.running_var.begin(), full.running_var.end(), 0.0f);  // zero_params sets 1
   for (const std::vector<int>& group : replica_groups(id)) {
     const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
+    if (!transport_.holds(tile.device)) continue;
     const LayerParams& p = tile.params;
     add_shard(p, &full);
     for (size_t i = 0; i < p.running_mean.size(); ++i) {

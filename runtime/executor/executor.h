@@ -11,8 +11,11 @@
 // channel coordinate), batch-norm statistics among the tiles that share channels, and
 // every replica applies the same SGD update to its copy of the shard.
 //
-// The executor holds the tiles of every device (it simulates them all in one process);
-// the Transport decides what moving between two devices means and counts it.
+// The executor computes the tiles of the devices its Transport holds: all of them in one
+// process (InProcessTransport), one device per rank over a Communicator. Every process
+// walks the same tiles in the same order, so the Transport can match what one sends with
+// what another receives. The Transport decides what moving between two devices means
+// and counts it.
 // docs/runtime.md ("Executor") says what is exact.
 #include <cstdint>
 #include <vector>
@@ -42,11 +45,14 @@ class Executor {
            const ExecutorOptions& options = {});
 
   // One SGD step on `images` (a tensor over the input layer's whole shape) with one
-  // label per sample. Returns the batch's mean cross-entropy before the update.
+  // label per sample (every process passes the whole batch and uses its tiles' part).
+  // Returns the batch's mean cross-entropy before the update.
   double step(const Tensor& images, const std::vector<int64_t>& labels);
 
   // Layer `id`'s parameters over all channels, assembled from its shards (running
-  // statistics included); the replicas of a shard hold equal values.
+  // statistics included); the replicas of a shard hold equal values. Across processes,
+  // each returns the shards whose first replica it holds and zeros elsewhere, so the
+  // sum over processes is the whole layer.
   LayerParams gathered_params(int id) const;
 
   int steps_done() const { return steps_; }
@@ -63,7 +69,13 @@ class Executor {
     BatchNormStats stats;        // batch norm: the reduced statistics of this step
   };
 
-  void gather_inputs(int id, TileState* tile);
+  // Fills the held tiles' input tensors of layer `id` from the producers' tiles.
+  void gather_inputs(int id);
+  // Adds grads[t] (input `slot`'s gradient of tile t, held tiles only) into the producers' tiles.
+  void send_back(int id, int slot, std::vector<Tensor>& grads);
+  // All-reduces flatten(t) over each replica group of layer `id`; result per held tile.
+  template <typename T, typename Flatten>
+  std::vector<std::vector<T>> reduce_over_groups(int id, ReduceKind kind, Flatten flatten);
   void forward(int id, const Tensor& images, const std::vector<int64_t>& labels, double* loss);
   void backward(int id, const std::vector<int64_t>& labels);
   void forward_batch_norm(int id);
@@ -79,7 +91,8 @@ class Executor {
   Kernels& kernels_;
   Transport& transport_;
   ExecutorOptions options_;
-  std::vector<std::vector<TileState>> tiles_;  // [layer][tile]
+  std::vector<std::vector<TileState>> tiles_;  // [layer][tile]; data only where the transport holds the device
+  std::vector<int> devices_;                   // every device of the plan, ascending
   int steps_ = 0;
 };
 

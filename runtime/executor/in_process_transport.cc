@@ -6,13 +6,14 @@
 
 namespace layerplan {
 
-void InProcessTransport::move_box(const Tensor& src, int src_device, Tensor* dst, int dst_device, bool accumulate,
-                                  const EdgeTag& tag) {
-  const int64_t moved = accumulate ? add_intersection(src, dst) : copy_intersection(src, dst);
-  if (moved == 0 || src_device == dst_device) return;
-  auto& per_edge = tag.direction == Direction::kForward ? counts_.forward : counts_.backward;
-  per_edge[{tag.consumer, tag.slot, src_device, dst_device}] += moved;
-  counts_.pairs[{src_device, dst_device}] += moved;
+void InProcessTransport::exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) {
+  for (const BoxMove& m : moves) {
+    if (m.src == nullptr || m.dst == nullptr) throw std::invalid_argument("exchange: a tensor is missing");
+    const Tensor part = crop(*m.src, m.region);
+    const int64_t moved = tag.direction == Direction::kForward ? copy_intersection(part, m.dst)
+                                                               : add_intersection(part, m.dst);
+    count_move(tag, m.src_device, m.dst_device, moved);
+  }
 }
 
 template <typename T>
@@ -21,6 +22,9 @@ void InProcessTransport::ring(const std::vector<int>& devices, const std::vector
   if (devices.size() != buffers.size()) throw std::invalid_argument("all_reduce: one buffer per device");
   const int p = static_cast<int>(devices.size());
   if (p <= 1) return;
+  for (const auto* b : buffers) {
+    if (b == nullptr) throw std::invalid_argument("all_reduce: one process holds every device");
+  }
   const int64_t n = static_cast<int64_t>(buffers[0]->size());
   for (const auto* b : buffers) {
     if (static_cast<int64_t>(b->size()) != n) throw std::invalid_argument("all_reduce: buffers differ in length");
@@ -29,16 +33,14 @@ void InProcessTransport::ring(const std::vector<int>& devices, const std::vector
   std::vector<int> order(static_cast<size_t>(p));
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return devices[a] < devices[b]; });
-  auto& per_layer = kind == ReduceKind::kWeightGradients ? counts_.weight_sync : counts_.statistics;
   auto send = [&](int from, int chunk, bool add) {
     const int to = (from + 1) % p;
     const auto [lo, hi] = ring_chunk(n, p, chunk);
     const std::vector<T>& s = *buffers[static_cast<size_t>(order[static_cast<size_t>(from)])];
     std::vector<T>& d = *buffers[static_cast<size_t>(order[static_cast<size_t>(to)])];
     for (int64_t i = lo; i < hi; ++i) d[static_cast<size_t>(i)] = add ? d[static_cast<size_t>(i)] + s[static_cast<size_t>(i)] : s[static_cast<size_t>(i)];
-    per_layer[layer] += hi - lo;
-    counts_.pairs[{devices[static_cast<size_t>(order[static_cast<size_t>(from)])],
-                   devices[static_cast<size_t>(order[static_cast<size_t>(to)])]}] += hi - lo;
+    count_reduce(kind, layer, devices[static_cast<size_t>(order[static_cast<size_t>(from)])],
+                 devices[static_cast<size_t>(order[static_cast<size_t>(to)])], hi - lo);
   };
   // In step s of the reduce-scatter, position r sends chunk (r - s) mod p, which its
   // successor adds; after p-1 steps position r holds the sum of chunk (r + 1) mod p.

@@ -8,8 +8,8 @@ namespace layerplan {
 
 class InProcessTransport : public Transport {
  public:
-  void move_box(const Tensor& src, int src_device, Tensor* dst, int dst_device, bool accumulate,
-                const EdgeTag& tag) override;
+  bool holds(int) const override { return true; }
+  void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                   ReduceKind kind, int layer) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,

@@ -7,9 +7,9 @@
 // through a Transport. InProcessTransport (in_process_transport.h) copies within one
 // process; a Communicator-backed transport is meant to sit behind the same interface.
 //
-// Counting is in elements (not bytes) and only between different devices, as
+// A process counts what it sends. Counting is in elements (not bytes) and only between different devices, as
 // planner/geometry.h's transfer_volumes and CostModel::sync count them:
-//   - move_box: the elements of src.box() ∩ dst.box(), per edge (consumer, slot),
+//   - exchange: the elements of each move's region, per edge (consumer, slot),
 //     direction and (src, dst) device pair;
 //   - all_reduce over p devices: a ring (reduce-scatter then all-gather) over the
 //     devices in ascending order; the buffer is cut into p chunks and each device sends
@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "planner/geometry.h"
 #include "runtime/kernels/tensor.h"
 
 namespace layerplan {
@@ -35,32 +36,48 @@ struct EdgeTag {
   Direction direction = Direction::kForward;
 };
 
-// What an all-reduce reduces: weight gradients or batch-norm statistics of `layer`.
-enum class ReduceKind { kWeightGradients, kBatchNormStatistics };
+// What an all-reduce reduces: weight gradients or batch-norm statistics of `layer`, or
+// the loss shares of the loss layer's tiles.
+enum class ReduceKind { kWeightGradients, kBatchNormStatistics, kLoss };
 
 // Elements moved between different devices since construction (or reset()).
 struct TrafficCounts {
   // (consumer, slot, src device, dst device) -> elements, per direction.
   std::map<std::tuple<int, int, int, int>, int64_t> forward, backward;
   // layer -> elements sent by all members of its all-reduces.
-  std::map<int, int64_t> weight_sync, statistics;
+  std::map<int, int64_t> weight_sync, statistics, loss;
   // (src device, dst device) -> elements of every kind.
   std::map<std::pair<int, int>, int64_t> pairs;
+};
+
+// One box move of an exchange: the elements of `region` (the intersection of the two
+// tiles' boxes, which every process can compute) from a tensor on src_device into a
+// tensor on dst_device. A process passes null for a tensor of a device it does not hold.
+struct BoxMove {
+  const Tensor* src = nullptr;
+  int src_device = 0;
+  Tensor* dst = nullptr;
+  int dst_device = 0;
+  Box region;
 };
 
 class Transport {
  public:
   virtual ~Transport() = default;
 
-  // Copies (accumulate = false) or adds (true) the elements of src.box() ∩ dst->box()
-  // from `src`, held by src_device, into `dst`, held by dst_device. Forward activations
-  // copy; backward input gradients add, since overlapping halos and the partial input
-  // gradients of channel-split tiles sum at the region's owner.
-  virtual void move_box(const Tensor& src, int src_device, Tensor* dst, int dst_device, bool accumulate,
-                        const EdgeTag& tag) = 0;
+  // Whether this process holds `device`'s tiles (in one process: every device).
+  virtual bool holds(int device) const = 0;
+
+  // Runs the moves of one edge in one direction. Forward activations are copied;
+  // backward input gradients are added, since overlapping halos and the partial input
+  // gradients of channel-split tiles sum at the region's owner. Every process passes the
+  // same list in the same order (tensors null where it does not hold the device).
+  virtual void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) = 0;
 
   // Sums buffers[i] (held by devices[i], all of one length) in place; afterwards every
-  // buffer holds the same values, bitwise. `devices` are distinct.
+  // buffer holds the same values, bitwise. `devices` are distinct; buffers[i] is null
+  // where this process does not hold devices[i]. Every process whose device is in the
+  // group calls it, in the same order.
   virtual void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                           ReduceKind kind, int layer) = 0;
   virtual void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
@@ -70,6 +87,10 @@ class Transport {
   void reset_counts() { counts_ = {}; }
 
  protected:
+  // Counts a move or ring send of `elements` from src to dst (different devices).
+  void count_move(const EdgeTag& tag, int src, int dst, int64_t elements);
+  void count_reduce(ReduceKind kind, int layer, int src, int dst, int64_t elements);
+
   TrafficCounts counts_;
 };
 
