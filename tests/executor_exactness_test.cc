@@ -54,6 +54,15 @@ TEST(ExecutorExactness, RandomPlansSplitEveryDimension) {
   }
 }
 
+// The layer-wise plan the tests run is not the single-device plan.
+TEST(ExecutorExactness, LayerWisePlanUsesSeveralDevices) {
+  for (const ModelGraph& graph : {lenet5(4), residual_inception_net()}) {
+    int most = 0;
+    for (const Configuration& c : layer_wise_plan(graph, 4)) most = std::max(most, c.tiles());
+    EXPECT_EQ(most, 4) << graph.name();
+  }
+}
+
 TEST(ExecutorSgd, MatchesTorchOptimSgd) {
   // torch.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01), p = 1, grads 0.5 then -0.25:
   // step 1: d = 0.5 + 0.01 = 0.51, buf = 0.51, p = 1 - 0.051 = 0.949

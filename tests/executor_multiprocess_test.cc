@@ -44,6 +44,10 @@ void expect_ranks_agree(int ranks, const std::string& model, const std::string& 
 
 TEST(ExecutorMultiprocess, LeNet5DataParallelOn4Ranks) { expect_ranks_agree(4, "lenet5", "dp"); }
 TEST(ExecutorMultiprocess, LeNet5ModelParallelOn4Ranks) { expect_ranks_agree(4, "lenet5", "mp"); }
+TEST(ExecutorMultiprocess, LayerWisePlansOn4Ranks) {
+  expect_ranks_agree(4, "lenet5", "lw");
+  expect_ranks_agree(4, "residual", "lw");
+}
 TEST(ExecutorMultiprocess, LeNet5OwtOn2Ranks) { expect_ranks_agree(2, "lenet5", "owt"); }
 TEST(ExecutorMultiprocess, ResidualRandomPlansOn4Ranks) {
   expect_ranks_agree(4, "residual", "random:1");

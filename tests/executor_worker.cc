@@ -9,7 +9,7 @@
 //     the in-process counts whose source is this device;
 //   - the communicator's byte counters equal 4 bytes per float and 8 per double sent.
 // Usage: layerplan_executor_worker MODEL PLAN [STEPS [perturb]]
-//   MODEL lenet5 | residual;  PLAN dp | mp | owt | random:SEED
+//   MODEL lenet5 | residual;  PLAN dp | mp | owt | lw (layer-wise) | random:SEED
 //   perturb: the multi-process run uses a 1 % larger learning rate (the checks must fail)
 // Prints "rank R ok: ..." and exits 0, or prints what differs and exits 1.
 #include <cmath>
@@ -31,6 +31,7 @@ std::vector<Configuration> plan_named(const ModelGraph& graph, const std::string
   if (name == "dp") return data_parallel(graph, devices);
   if (name == "mp") return model_parallel(graph, devices);
   if (name == "owt") return one_weird_trick(graph, devices);
+  if (name == "lw") return layer_wise_plan(graph, devices);
   if (name.rfind("random:", 0) == 0) {
     std::mt19937 rng(static_cast<uint32_t>(std::stoul(name.substr(7))));
     return random_plan(graph, devices, rng);

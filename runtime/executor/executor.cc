@@ -102,7 +102,8 @@ std::vector<int64_t> Executor::labels_of(const std::vector<int64_t>& labels, con
 std::vector<std::vector<int>> Executor::replica_groups(int id) const {
   const Layer& layer = graph_.layer(id);
   const Configuration& config = plan_[static_cast<size_t>(id)];
-  const bool by_channel = channel_split_shards_weights(layer.kind) || layer.kind == LayerKind::kBatchNorm;
+  // Batch norm's statistics and its weights group alike: by channel coordinate.
+  const bool by_channel = channel_split_shards_weights(layer.kind);
   std::map<int, std::vector<int>> groups;
   for (int t = 0; t < config.tiles(); ++t) {
     groups[by_channel ? tile_coords(config.degrees, t)[1] : 0].push_back(t);
