@@ -327,6 +327,23 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
   if (has_params(layer.kind)) reduce_and_update(id, grads);
 }
 
+double Executor::sum_over_processes(double local) {
+  // A ring over every device of the plan; the first device this process holds carries its
+  // value, the others zero.
+  std::vector<std::vector<double>> values(devices_.size(), std::vector<double>{0.0});
+  std::vector<std::vector<double>*> ptrs;
+  std::vector<double>* mine = nullptr;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const bool held = transport_.holds(devices_[i]);
+    ptrs.push_back(held ? &values[i] : nullptr);
+    if (held && mine == nullptr) mine = &values[i];
+  }
+  if (mine == nullptr) return local;
+  (*mine)[0] = local;
+  transport_.all_reduce(devices_, ptrs, ReduceKind::kLoss, graph_.size() - 1);
+  return (*mine)[0];
+}
+
 double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) {
   const Layer& input = graph_.layer(0);
   if (images.box() != Box::whole(input.output)) {
@@ -339,28 +356,7 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
   }
   double loss = 0;
   for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
-  // The loss shares of every device, summed by a ring over all devices of the plan.
-  {
-    std::vector<std::vector<double>> shares(devices_.size(), std::vector<double>{0.0});
-    std::vector<std::vector<double>*> ptrs;
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      ptrs.push_back(transport_.holds(devices_[i]) ? &shares[i] : nullptr);
-    }
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      // Only the first held device carries this process's shares.
-      if (ptrs[i] != nullptr) {
-        shares[i][0] = loss;
-        break;
-      }
-    }
-    transport_.all_reduce(devices_, ptrs, ReduceKind::kLoss, graph_.size() - 1);
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      if (ptrs[i] != nullptr) {
-        loss = shares[i][0];
-        break;
-      }
-    }
-  }
+  loss = sum_over_processes(loss);
   for (auto& layer_tiles : tiles_) {
     for (TileState& tile : layer_tiles) {
       if (transport_.holds(tile.device)) tile.grad = Tensor(tile.box);

@@ -83,6 +83,8 @@ class Executor {
   // Groups of tiles that hold the same weight shard / batch-norm channels.
   std::vector<std::vector<int>> replica_groups(int id) const;
   void reduce_and_update(int id, std::vector<LayerParams>& grads);
+  // The sum of every process's `local` (the loss shares it computed).
+  double sum_over_processes(double local);
   uint64_t dropout_seed(int id) const;
   std::vector<int64_t> labels_of(const std::vector<int64_t>& labels, const Box& box) const;
 
