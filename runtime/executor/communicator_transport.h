@@ -1,0 +1,40 @@
+#pragma once
+// A Transport over a Communicator: rank r holds device r's tiles, and box moves and ring
+// all-reduces between devices are point-to-point transfers between ranks.
+//
+// Tags: a box move of input `slot` of layer L in direction d uses L·64 + 2·slot + d; an
+// all-reduce of layer L uses L·64 + 60 + kind. Transfers with the same peer and tag
+// match in the order they are posted, and every rank walks the same moves in the same
+// order, so one tag per edge and direction suffices. Doubles (batch-norm statistics and
+// loss shares) travel as pairs of floats.
+//
+// Each rank counts what it sends, so the communicator's byte counters of a rank equal
+// 4 · (box and weight elements sent) + 8 · (statistics and loss elements sent).
+#include "runtime/communicator.h"
+#include "runtime/executor/transport.h"
+
+namespace layerplan {
+
+class CommunicatorTransport : public Transport {
+ public:
+  // `comm` must outlive the transport; its world rank r holds device r.
+  explicit CommunicatorTransport(Communicator& comm) : comm_(comm) {}
+
+  bool holds(int device) const override { return device == comm_.rank(); }
+  // Posts every send of this rank first, then receives in list order, so that ranks that
+  // send to each other cannot deadlock. Throws CommError as the communicator does.
+  void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
+  void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
+                  ReduceKind kind, int layer) override;
+  void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
+                  ReduceKind kind, int layer) override;
+
+ private:
+  template <typename T>
+  void ring(const std::vector<int>& devices, const std::vector<std::vector<T>*>& buffers, ReduceKind kind,
+            int layer);
+
+  Communicator& comm_;
+};
+
+}  // namespace layerplan

@@ -1,0 +1,390 @@
+#include "runtime/executor/executor.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "planner/layer_math.h"
+#include "runtime/executor/initial_params.h"
+
+namespace layerplan {
+namespace {
+
+// The weight and bias of a gradient shard as one buffer, the unit of the all-reduce.
+std::vector<float> flatten_grads(const LayerParams& g) {
+  std::vector<float> v(g.weight);
+  v.insert(v.end(), g.bias.begin(), g.bias.end());
+  return v;
+}
+
+std::vector<double> flatten_stats(const BatchNormStats& s) {
+  std::vector<double> v(s.sum);
+  v.insert(v.end(), s.sum_sq.begin(), s.sum_sq.end());
+  v.push_back(static_cast<double>(s.count));
+  return v;
+}
+
+void unflatten_stats(const std::vector<double>& v, BatchNormStats* s) {
+  const size_t c = s->sum.size();
+  std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(c), s->sum.begin());
+  std::copy(v.begin() + static_cast<std::ptrdiff_t>(c), v.begin() + static_cast<std::ptrdiff_t>(2 * c),
+            s->sum_sq.begin());
+  s->count = static_cast<int64_t>(v.back());
+}
+
+std::vector<double> flatten_grad_stats(const BatchNormGradStats& s) {
+  std::vector<double> v(s.sum_dy);
+  v.insert(v.end(), s.sum_dy_xhat.begin(), s.sum_dy_xhat.end());
+  return v;
+}
+
+void unflatten_grad_stats(const std::vector<double>& v, BatchNormGradStats* s) {
+  const size_t c = s->sum_dy.size();
+  std::copy(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(c), s->sum_dy.begin());
+  std::copy(v.begin() + static_cast<std::ptrdiff_t>(c), v.end(), s->sum_dy_xhat.begin());
+}
+
+uint64_t mix(uint64_t x) {  // SplitMix64's finalizer
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels,
+                   Transport& transport, const ExecutorOptions& options)
+    : graph_(graph), plan_(std::move(plan)), kernels_(kernels), transport_(transport), options_(options) {
+  if (static_cast<int>(plan_.size()) != graph_.size()) {
+    throw std::invalid_argument("plan has " + std::to_string(plan_.size()) + " configurations for " +
+                                std::to_string(graph_.size()) + " layers");
+  }
+  int inputs = 0;
+  for (const Layer& layer : graph_.layers()) inputs += layer.kind == LayerKind::kInput ? 1 : 0;
+  if (inputs != 1 || graph_.size() < 2 ||
+      graph_.layer(graph_.size() - 1).kind != LayerKind::kSoftmaxCrossEntropy) {
+    throw std::invalid_argument("executor: the graph needs one input layer and a final softmax_cross_entropy");
+  }
+  tiles_.resize(static_cast<size_t>(graph_.size()));
+  std::set<int> devices;
+  for (const Configuration& config : plan_) devices.insert(config.devices.begin(), config.devices.end());
+  devices_.assign(devices.begin(), devices.end());
+  for (const Layer& layer : graph_.layers()) {
+    const Configuration& config = plan_[static_cast<size_t>(layer.id)];
+    if (config.tiles() != config.degrees.product()) {
+      throw std::invalid_argument("layer " + layer.name + ": " + std::to_string(config.tiles()) + " devices for " +
+                                  std::to_string(config.degrees.product()) + " tiles");
+    }
+    const std::vector<Box> boxes = tiles(layer.output, config);
+    LayerParams full;
+    if (has_params(layer.kind)) full = initial_params(graph_, layer, options_.weight_seed);
+    for (int t = 0; t < config.tiles(); ++t) {
+      TileState tile;
+      tile.device = config.devices[static_cast<size_t>(t)];
+      tile.box = boxes[static_cast<size_t>(t)];
+      if (has_params(layer.kind) && transport_.holds(tile.device)) tile.params = shard(full, tile.box.dim[1]);
+      tiles_[static_cast<size_t>(layer.id)].push_back(std::move(tile));
+    }
+  }
+}
+
+uint64_t Executor::dropout_seed(int id) const {
+  return mix(mix(options_.dropout_seed ^ static_cast<uint64_t>(steps_)) + static_cast<uint64_t>(id));
+}
+
+std::vector<int64_t> Executor::labels_of(const std::vector<int64_t>& labels, const Box& box) const {
+  return {labels.begin() + box.dim[0].lo, labels.begin() + box.dim[0].hi};
+}
+
+std::vector<std::vector<int>> Executor::replica_groups(int id) const {
+  const Layer& layer = graph_.layer(id);
+  const Configuration& config = plan_[static_cast<size_t>(id)];
+  // Batch norm's statistics and its weights group alike: by channel coordinate.
+  const bool by_channel = channel_split_shards_weights(layer.kind);
+  std::map<int, std::vector<int>> groups;
+  for (int t = 0; t < config.tiles(); ++t) {
+    groups[by_channel ? tile_coords(config.degrees, t)[1] : 0].push_back(t);
+  }
+  std::vector<std::vector<int>> out;
+  for (auto& [c, members] : groups) out.push_back(std::move(members));
+  return out;
+}
+
+void Executor::gather_inputs(int id) {
+  const Layer& layer = graph_.layer(id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  for (TileState& tile : layer_tiles) {
+    tile.inputs.clear();
+    if (!transport_.holds(tile.device)) continue;
+    for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+      tile.inputs.emplace_back(required_input_box(graph_, layer, slot, tile.box));
+    }
+  }
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+    auto& producer_tiles = tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])];
+    std::vector<BoxMove> moves;
+    for (TileState& tile : layer_tiles) {
+      const Box need = required_input_box(graph_, layer, slot, tile.box);
+      const bool held = transport_.holds(tile.device);
+      for (const TileState& src : producer_tiles) {
+        const Box region = intersect(src.box, need);
+        if (region.empty()) continue;
+        moves.push_back({transport_.holds(src.device) ? &src.output : nullptr, src.device,
+                         held ? &tile.inputs[static_cast<size_t>(slot)] : nullptr, tile.device, region});
+      }
+    }
+    transport_.exchange(moves, {id, slot, Direction::kForward});
+  }
+}
+
+void Executor::send_back(int id, int slot, std::vector<Tensor>& grads) {
+  const Layer& layer = graph_.layer(id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<BoxMove> moves;
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    const TileState& tile = layer_tiles[t];
+    // The gradient covers the box the forward read, on every process alike.
+    const Box read = required_input_box(graph_, layer, slot, tile.box);
+    const bool held = transport_.holds(tile.device);
+    for (TileState& owner : tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])]) {
+      const Box region = intersect(owner.box, read);
+      if (region.empty()) continue;
+      moves.push_back({held ? &grads[t] : nullptr, tile.device, transport_.holds(owner.device) ? &owner.grad : nullptr,
+                       owner.device, region});
+    }
+  }
+  transport_.exchange(moves, {id, slot, Direction::kBackward});
+}
+
+template <typename T, typename Flatten>
+std::vector<std::vector<T>> Executor::reduce_over_groups(int id, ReduceKind kind, Flatten flatten) {
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<std::vector<T>> buffers(layer_tiles.size());
+  for (const std::vector<int>& group : replica_groups(id)) {
+    std::vector<int> devices;
+    std::vector<std::vector<T>*> ptrs;
+    for (int t : group) {
+      const TileState& tile = layer_tiles[static_cast<size_t>(t)];
+      devices.push_back(tile.device);
+      if (transport_.holds(tile.device)) {
+        buffers[static_cast<size_t>(t)] = flatten(t);
+        ptrs.push_back(&buffers[static_cast<size_t>(t)]);
+      } else {
+        ptrs.push_back(nullptr);
+      }
+    }
+    transport_.all_reduce(devices, ptrs, kind, id);
+  }
+  return buffers;
+}
+
+void Executor::forward_batch_norm(int id) {
+  const LayerRef l(graph_, id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  gather_inputs(id);
+  for (TileState& tile : layer_tiles) {
+    if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
+  }
+  const auto reduced = reduce_over_groups<double>(id, ReduceKind::kBatchNormStatistics, [&](int t) {
+    return flatten_stats(layer_tiles[static_cast<size_t>(t)].stats);
+  });
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    unflatten_stats(reduced[t], &tile.stats);
+    tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], tile.stats, tile.box);
+    update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
+  }
+}
+
+void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>& labels, double* loss) {
+  const LayerRef l(graph_, id);
+  const Layer& layer = l.layer;
+  if (layer.kind == LayerKind::kBatchNorm) return forward_batch_norm(id);
+  if (layer.kind != LayerKind::kInput) gather_inputs(id);
+  for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+    if (!transport_.holds(tile.device)) continue;
+    if (layer.kind == LayerKind::kInput) {
+      tile.output = crop(images, tile.box);  // loading data is not a transfer
+      continue;
+    }
+    const Tensor& x = tile.inputs[0];
+    const Box& b = tile.box;
+    switch (layer.kind) {
+      case LayerKind::kConv2d: tile.output = kernels_.conv2d_forward(l, tile.params, x, b); break;
+      case LayerKind::kMaxPool: tile.output = kernels_.max_pool_forward(l, x, b); break;
+      case LayerKind::kAvgPool: tile.output = kernels_.avg_pool_forward(l, x, b); break;
+      case LayerKind::kGlobalAvgPool: tile.output = kernels_.global_avg_pool_forward(l, x, b); break;
+      case LayerKind::kFullyConnected: tile.output = kernels_.fully_connected_forward(l, tile.params, x, b); break;
+      case LayerKind::kRelu: tile.output = kernels_.relu_forward(l, x, b); break;
+      case LayerKind::kDropout: tile.output = kernels_.dropout_forward(l, x, b, dropout_seed(id)); break;
+      case LayerKind::kFlatten: tile.output = kernels_.flatten_forward(l, x, b); break;
+      case LayerKind::kConcat:
+      case LayerKind::kAdd: {
+        std::vector<const Tensor*> ins;
+        for (const Tensor& in : tile.inputs) ins.push_back(&in);
+        tile.output = layer.kind == LayerKind::kConcat ? kernels_.concat_forward(l, ins, b)
+                                                       : kernels_.add_forward(l, ins, b);
+        break;
+      }
+      case LayerKind::kSoftmaxCrossEntropy: {
+        LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, labels_of(labels, b), b);
+        tile.output = std::move(lt.probabilities);
+        *loss += lt.loss;  // this process's shares; step() all-reduces them
+        break;
+      }
+      case LayerKind::kBatchNorm:
+      case LayerKind::kInput: break;
+    }
+  }
+}
+
+void Executor::reduce_and_update(int id, std::vector<LayerParams>& grads) {
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  const auto reduced = reduce_over_groups<float>(id, ReduceKind::kWeightGradients,
+                                                 [&](int t) { return flatten_grads(grads[static_cast<size_t>(t)]); });
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    const std::vector<float>& g = reduced[t];
+    const auto split = static_cast<std::ptrdiff_t>(tile.params.weight.size());
+    sgd_update(options_.sgd, std::vector<float>(g.begin(), g.begin() + split), &tile.params.weight,
+               &tile.momentum_weight);
+    sgd_update(options_.sgd, std::vector<float>(g.begin() + split, g.end()), &tile.params.bias, &tile.momentum_bias);
+  }
+}
+
+void Executor::backward_batch_norm(int id) {
+  const LayerRef l(graph_, id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<BatchNormGradStats> local(layer_tiles.size());
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    local[t] = kernels_.batch_norm_backward_statistics(l, tile.params, tile.inputs[0], tile.grad, tile.stats);
+  }
+  const auto reduced = reduce_over_groups<double>(
+      id, ReduceKind::kBatchNormStatistics, [&](int t) { return flatten_grad_stats(local[static_cast<size_t>(t)]); });
+  std::vector<Tensor> dx(layer_tiles.size());
+  std::vector<LayerParams> grads(layer_tiles.size());
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    BatchNormGradStats global = local[t];
+    unflatten_grad_stats(reduced[t], &global);
+    dx[t] = kernels_.batch_norm_backward(l, tile.params, tile.inputs[0], tile.grad, tile.stats, global);
+    // The tile's own sums are its weight-gradient contribution, reduced like any other.
+    grads[t] = batch_norm_weight_grads(local[t]);
+  }
+  send_back(id, 0, dx);
+  reduce_and_update(id, grads);
+}
+
+void Executor::backward(int id, const std::vector<int64_t>& labels) {
+  const LayerRef l(graph_, id);
+  const Layer& layer = l.layer;
+  if (layer.kind == LayerKind::kInput) return;
+  if (layer.kind == LayerKind::kBatchNorm) return backward_batch_norm(id);
+  auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  std::vector<LayerParams> grads(layer_tiles.size());
+  // dx[slot][tile]: input gradients over the boxes the forward read.
+  std::vector<std::vector<Tensor>> dx(layer.inputs.size(), std::vector<Tensor>(layer_tiles.size()));
+  for (size_t t = 0; t < layer_tiles.size(); ++t) {
+    TileState& tile = layer_tiles[t];
+    if (!transport_.holds(tile.device)) continue;
+    const Tensor& x = tile.inputs[0];
+    const Tensor& dy = tile.grad;
+    std::vector<Tensor> g;
+    switch (layer.kind) {
+      case LayerKind::kConv2d:
+      case LayerKind::kFullyConnected: {
+        WeightedGrads w = layer.kind == LayerKind::kConv2d ? kernels_.conv2d_backward(l, tile.params, x, dy)
+                                                           : kernels_.fully_connected_backward(l, tile.params, x, dy);
+        grads[t] = std::move(w.params);
+        g.push_back(std::move(w.input));
+        break;
+      }
+      case LayerKind::kMaxPool: g.push_back(kernels_.max_pool_backward(l, x, dy)); break;
+      case LayerKind::kAvgPool: g.push_back(kernels_.avg_pool_backward(l, dy)); break;
+      case LayerKind::kGlobalAvgPool: g.push_back(kernels_.global_avg_pool_backward(l, dy)); break;
+      case LayerKind::kRelu: g.push_back(kernels_.relu_backward(l, tile.output, dy)); break;
+      case LayerKind::kDropout: g.push_back(kernels_.dropout_backward(l, dy, dropout_seed(id))); break;
+      case LayerKind::kFlatten: g.push_back(kernels_.flatten_backward(l, dy)); break;
+      case LayerKind::kConcat: g = kernels_.concat_backward(l, dy); break;
+      case LayerKind::kAdd: g = kernels_.add_backward(l, dy); break;
+      case LayerKind::kSoftmaxCrossEntropy:
+        g.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
+        break;
+      case LayerKind::kBatchNorm:
+      case LayerKind::kInput: break;
+    }
+    for (size_t slot = 0; slot < g.size(); ++slot) dx[slot][t] = std::move(g[slot]);
+  }
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) send_back(id, slot, dx[static_cast<size_t>(slot)]);
+  if (has_params(layer.kind)) reduce_and_update(id, grads);
+}
+
+double Executor::sum_over_processes(double local) {
+  // A ring over every device of the plan; the first device this process holds carries its
+  // value, the others zero.
+  std::vector<std::vector<double>> values(devices_.size(), std::vector<double>{0.0});
+  std::vector<std::vector<double>*> ptrs;
+  std::vector<double>* mine = nullptr;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const bool held = transport_.holds(devices_[i]);
+    ptrs.push_back(held ? &values[i] : nullptr);
+    if (held && mine == nullptr) mine = &values[i];
+  }
+  if (mine == nullptr) return local;
+  (*mine)[0] = local;
+  transport_.all_reduce(devices_, ptrs, ReduceKind::kLoss, graph_.size() - 1);
+  return (*mine)[0];
+}
+
+double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) {
+  const Layer& input = graph_.layer(0);
+  if (images.box() != Box::whole(input.output)) {
+    throw std::invalid_argument("step: images cover " + images.box().str() + ", the input layer is " +
+                                Box::whole(input.output).str());
+  }
+  if (static_cast<int64_t>(labels.size()) != input.output.n()) {
+    throw std::invalid_argument("step: " + std::to_string(labels.size()) + " labels for a batch of " +
+                                std::to_string(input.output.n()));
+  }
+  double loss = 0;
+  for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
+  loss = sum_over_processes(loss);
+  for (auto& layer_tiles : tiles_) {
+    for (TileState& tile : layer_tiles) {
+      if (transport_.holds(tile.device)) tile.grad = Tensor(tile.box);
+    }
+  }
+  for (int id = graph_.size() - 1; id >= 0; --id) backward(id, labels);
+  ++steps_;
+  return loss;
+}
+
+LayerParams Executor::gathered_params(int id) const {
+  const Layer& layer = graph_.layer(id);
+  LayerParams full = zero_params(graph_, layer);
+  std::fill(full.weight.begin(), full.weight.end(), 0.0f);
+  std::fill(full.bias.begin(), full.bias.end(), 0.0f);
+  std::fill(full.running_mean.begin(), full.running_mean.end(), 0.0f);
+  std::fill(full.running_var.begin(), full.running_var.end(), 0.0f);  // zero_params sets 1
+  for (const std::vector<int>& group : replica_groups(id)) {
+    const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
+    if (!transport_.holds(tile.device)) continue;
+    const LayerParams& p = tile.params;
+    add_shard(p, &full);
+    for (size_t i = 0; i < p.running_mean.size(); ++i) {
+      full.running_mean[static_cast<size_t>(p.channels.lo) + i] = p.running_mean[i];
+      full.running_var[static_cast<size_t>(p.channels.lo) + i] = p.running_var[i];
+    }
+  }
+  return full;
+}
+
+}  // namespace layerplan

@@ -1,0 +1,101 @@
+#pragma once
+// The executor: one training step of a plan over all its tiles.
+//
+// A plan gives every layer a Configuration (planner/geometry.h). For each layer in
+// topological order, each tile gathers, for every input slot, a tensor over
+// required_input_box(...) from the producer's tiles by box intersection (halos
+// included) through the Transport, and runs the tile's forward kernel. The backward runs
+// in reverse order: each tile's kernel backward returns input gradients over the boxes it
+// read, which the Transport adds into the producer tiles that own them. Weight-gradient
+// shards are all-reduced among the replicas of each shard (the tiles with the same
+// channel coordinate), batch-norm statistics among the tiles that share channels, and
+// every replica applies the same SGD update to its copy of the shard.
+//
+// The executor computes the tiles of the devices its Transport holds: all of them in one
+// process (InProcessTransport), one device per rank over a Communicator. Every process
+// walks the same tiles in the same order, so the Transport can match what one sends with
+// what another receives. The Transport decides what moving between two devices means
+// and counts it.
+// docs/runtime.md ("Executor") says what is exact.
+#include <cstdint>
+#include <vector>
+
+#include "planner/geometry.h"
+#include "planner/model_graph.h"
+#include "runtime/executor/sgd.h"
+#include "runtime/executor/transport.h"
+#include "runtime/kernels/kernels.h"
+
+namespace layerplan {
+
+struct ExecutorOptions {
+  uint64_t weight_seed = 1;   // initial_params seed: equal seeds give equal weights for every plan
+  uint64_t dropout_seed = 7;  // mixed with the step and layer id for each dropout layer
+  SgdOptions sgd;
+  double batch_norm_momentum = 0.1;  // running statistics, as PyTorch
+};
+
+class Executor {
+ public:
+  // `plan` holds one configuration per layer of `graph` (tile_box must accept each).
+  // The graph needs exactly one input layer and one softmax_cross_entropy layer, the
+  // last. `graph`, `kernels` and `transport` must outlive the executor. Throws
+  // std::invalid_argument for a plan that does not fit the graph.
+  Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels, Transport& transport,
+           const ExecutorOptions& options = {});
+
+  // One SGD step on `images` (a tensor over the input layer's whole shape) with one
+  // label per sample (every process passes the whole batch and uses its tiles' part).
+  // Returns the batch's mean cross-entropy before the update.
+  double step(const Tensor& images, const std::vector<int64_t>& labels);
+
+  // Layer `id`'s parameters over all channels, assembled from its shards (running
+  // statistics included); the replicas of a shard hold equal values. Across processes,
+  // each returns the shards whose first replica it holds and zeros elsewhere, so the
+  // sum over processes is the whole layer.
+  LayerParams gathered_params(int id) const;
+
+  int steps_done() const { return steps_; }
+
+ private:
+  struct TileState {
+    int device = 0;
+    Box box;
+    std::vector<Tensor> inputs;  // per slot, over required_input_box (saved for backward)
+    Tensor output;               // loss layer: the softmax probabilities
+    Tensor grad;                 // gradient of the output, summed from the consumers
+    LayerParams params;          // the tile's replica of its shard (has_params kinds)
+    std::vector<float> momentum_weight, momentum_bias;
+    BatchNormStats stats;        // batch norm: the reduced statistics of this step
+  };
+
+  // Fills the held tiles' input tensors of layer `id` from the producers' tiles.
+  void gather_inputs(int id);
+  // Adds grads[t] (input `slot`'s gradient of tile t, held tiles only) into the producers' tiles.
+  void send_back(int id, int slot, std::vector<Tensor>& grads);
+  // All-reduces flatten(t) over each replica group of layer `id`; result per held tile.
+  template <typename T, typename Flatten>
+  std::vector<std::vector<T>> reduce_over_groups(int id, ReduceKind kind, Flatten flatten);
+  void forward(int id, const Tensor& images, const std::vector<int64_t>& labels, double* loss);
+  void backward(int id, const std::vector<int64_t>& labels);
+  void forward_batch_norm(int id);
+  void backward_batch_norm(int id);
+  // Groups of tiles that hold the same weight shard / batch-norm channels.
+  std::vector<std::vector<int>> replica_groups(int id) const;
+  void reduce_and_update(int id, std::vector<LayerParams>& grads);
+  // The sum of every process's `local` (the loss shares it computed).
+  double sum_over_processes(double local);
+  uint64_t dropout_seed(int id) const;
+  std::vector<int64_t> labels_of(const std::vector<int64_t>& labels, const Box& box) const;
+
+  const ModelGraph& graph_;
+  std::vector<Configuration> plan_;
+  Kernels& kernels_;
+  Transport& transport_;
+  ExecutorOptions options_;
+  std::vector<std::vector<TileState>> tiles_;  // [layer][tile]; data only where the transport holds the device
+  std::vector<int> devices_;                   // every device of the plan, ascending
+  int steps_ = 0;
+};
+
+}  // namespace layerplan

@@ -1,0 +1,24 @@
+#pragma once
+// Stochastic gradient descent with momentum and weight decay, as torch.optim.SGD
+// (dampening 0, no Nesterov):
+//   d = grad + weight_decay · p
+//   buf = d on the first step, momentum · buf + d afterwards
+//   p -= lr · buf
+// applied to every parameter tensor, biases and batch-norm weights included (PyTorch's
+// default parameter groups).
+#include <vector>
+
+namespace layerplan {
+
+struct SgdOptions {
+  double lr = 0.01;
+  double momentum = 0.0;
+  double weight_decay = 0.0;
+};
+
+// Updates `param` in place with `grad`; `buffer` is the momentum buffer, empty before the
+// first step. Throws std::invalid_argument when the lengths differ.
+void sgd_update(const SgdOptions& options, const std::vector<float>& grad, std::vector<float>* param,
+                std::vector<float>* buffer);
+
+}  // namespace layerplan

@@ -1,0 +1,28 @@
+#include "runtime/executor/transport.h"
+
+#include <algorithm>
+
+namespace layerplan {
+
+std::pair<int64_t, int64_t> ring_chunk(int64_t n, int p, int index) {
+  const int64_t base = n / p, extra = n % p;
+  const int64_t begin = index * base + std::min<int64_t>(index, extra);
+  return {begin, begin + base + (index < extra ? 1 : 0)};
+}
+
+void Transport::count_move(const EdgeTag& tag, int src, int dst, int64_t elements) {
+  if (src == dst || elements == 0) return;
+  auto& per_edge = tag.direction == Direction::kForward ? counts_.forward : counts_.backward;
+  per_edge[{tag.consumer, tag.slot, src, dst}] += elements;
+  counts_.pairs[{src, dst}] += elements;
+}
+
+void Transport::count_reduce(ReduceKind kind, int layer, int src, int dst, int64_t elements) {
+  auto& per_layer = kind == ReduceKind::kWeightGradients   ? counts_.weight_sync
+                    : kind == ReduceKind::kBatchNormStatistics ? counts_.statistics
+                                                               : counts_.loss;
+  per_layer[layer] += elements;
+  counts_.pairs[{src, dst}] += elements;
+}
+
+}  // namespace layerplan
