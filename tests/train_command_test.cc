@@ -1,0 +1,128 @@
+// `layerplan train` as a user runs it: one process, and ranks under `layerplan launch`,
+// train the same numbers; bad input is one line and exit 2 with nothing written.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/cli_harness.h"
+
+namespace layerplan {
+namespace {
+
+using namespace testing_cli;
+using ::testing::HasSubstr;
+
+// A LeNet-5 plan file for `gpus` devices and a global batch of 8, from `layerplan plan`.
+// With 2 devices the layers are rewritten so that the run moves boxes between ranks:
+// samples split in two, except the fully connected layers, whose output channels split.
+fs::path lenet_plan(const ScratchDir& dir, int gpus, const std::string& name) {
+  const fs::path file = dir.path() / name;
+  const Outcome r = run({"plan", "--model", "lenet5", "--batch", "8", "--gpus", std::to_string(gpus),
+                         "--gpus-per-node", std::to_string(gpus), "--json", file.string()});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  if (gpus == 2) {
+    nlohmann::json doc = nlohmann::json::parse(read_text(file));
+    for (nlohmann::json& layer : doc.at("layers")) {
+      const bool fc = layer.at("kind") == "fully_connected";
+      layer["degrees"] = {{"n", fc ? 1 : 2}, {"c", fc ? 2 : 1}, {"h", 1}, {"w", 1}};
+      layer["devices"] = {0, 1};
+    }
+    write_text(file, doc.dump(2));
+  }
+  return file;
+}
+
+std::vector<double> losses_in(const fs::path& log) {
+  std::vector<double> losses;
+  for (const std::string& line : lines_of(read_text(log))) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    EXPECT_EQ(j.at("step").get<int>(), static_cast<int>(losses.size()) + 1);
+    EXPECT_GT(j.at("images_per_s").get<double>(), 0.0);
+    losses.push_back(j.at("loss").get<double>());
+  }
+  return losses;
+}
+
+const std::vector<std::string> kSgd = {"--data", "synthetic", "--steps", "4", "--lr", "0.05", "--momentum", "0.9",
+                                       "--weight-decay", "1e-3", "--kernels", "reference", "--seed", "5"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(TrainCommand, OneProcessAndTwoRanksTrainTheSameLosses) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const fs::path log1 = dir.path() / "one.jsonl", log2 = dir.path() / "two.jsonl";
+  const Outcome a = run(with({"train", "--plan", one.string(), "--log-json", log1.string()}, kSgd));
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  EXPECT_THAT(a.out, HasSubstr("step 4/4"));
+  EXPECT_THAT(a.out, HasSubstr("images/s"));
+  EXPECT_THAT(a.out, HasSubstr("ETA"));
+  const Outcome b = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--log-json",
+                              log2.string()},
+                             kSgd));
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const std::vector<double> l1 = losses_in(log1), l2 = losses_in(log2);
+  ASSERT_EQ(l1.size(), 4u);
+  ASSERT_EQ(l2.size(), 4u);
+  for (size_t i = 0; i < l1.size(); ++i) {
+    EXPECT_NEAR(l1[i], l2[i], 1e-4 * std::abs(l1[i])) << "step " << i + 1;
+  }
+  EXPECT_NE(l1.front(), l1.back());  // it trains
+
+  // Another seed starts from other weights: the comparison above can fail.
+  const fs::path log3 = dir.path() / "three.jsonl";
+  std::vector<std::string> other = with({"train", "--plan", one.string(), "--log-json", log3.string()}, kSgd);
+  other.back() = "6";
+  ASSERT_EQ(run(other).exit_code, 0);
+  EXPECT_NE(losses_in(log3).front(), l1.front());
+}
+
+TEST(TrainCommand, PlanFromTheEnvironment) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json");
+  const Outcome r = run({"train", "--steps", "2", "--kernels", "reference"}, {"LAYERPLAN_PLAN=" + one.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("step 2/2"));
+}
+
+TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const fs::path corrupt = dir.path() / "corrupt.json";
+  write_text(corrupt, read_text(one).substr(0, 200));
+  const fs::path log = dir.path() / "log.jsonl";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"train"}, "no plan"},
+      {{"train", "--plan", (dir.path() / "missing.json").string()}, "cannot be read"},
+      {{"train", "--plan", corrupt.string()}, "not a layerplan plan file"},
+      {{"train", "--plan", one.string(), "--model", "alexnet"}, "is for model 'lenet5'"},
+      {{"train", "--plan", two.string()}, "is for 2 devices, this run has 1 process"},
+      {{"train", "--plan", one.string(), "--data", (dir.path() / "nosuch.safetensors").string()}, "nosuch.safetensors"},
+      {{"train", "--plan", one.string(), "--shuffle", "maybe"}, "--shuffle maybe"},
+  };
+  for (const Case& c : cases) {
+    const Outcome r = run(with(c.args, {"--log-json", log.string()}));
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << describe(r);
+    EXPECT_FALSE(fs::exists(log)) << describe(r);
+  }
+  // Under the launcher, a plan for another device count fails every rank the same way.
+  const Outcome r = run({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", one.string()});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err + r.out, HasSubstr("is for 1 device, this run has 2 processes"));
+}
+
+}  // namespace
+}  // namespace layerplan
