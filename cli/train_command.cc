@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "common/error.h"
 #include "job/job_plan.h"
 #include "planner/plan_json.h"
+#include "runtime/executor/checkpoint.h"
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/in_process_transport.h"
@@ -55,6 +57,11 @@ CLI::App* add_train_command(CLI::App& app, TrainCommandArgs& args) {
   sub->add_option("--log-every", args.log_every, "Print a progress line every this many steps")
       ->capture_default_str();
   sub->add_option("--log-json", args.log_json, "Write one JSON line per step to this file (rank 0)");
+  sub->add_option("--save", args.save, "Write a checkpoint (safetensors) here at the end and every --save-every steps");
+  sub->add_option("--save-every", args.save_every, "Steps between checkpoints (0: only at the end)")
+      ->capture_default_str();
+  sub->add_option("--resume", args.resume, "Continue the run a checkpoint saved (weights, momentum, step)");
+  sub->add_option("--init-from", args.init_from, "Start from the weights of this safetensors file");
   return sub;
 }
 
@@ -106,12 +113,17 @@ int run_train_command(const TrainCommandArgs& args) {
   int64_t total = static_cast<int64_t>(epochs) * steps_per_epoch;
   if (args.steps) total = args.epochs ? std::min(total, *args.steps) : *args.steps;
 
-  const int rank = world.rank;
-  std::ofstream log;
-  if (rank == 0 && args.log_json) {
-    log.open(*args.log_json, std::ios::trunc);
-    require(log.is_open(), "--log-json '" + *args.log_json + "' cannot be written");
+  require(args.save_every >= 0, "--save-every: expected 0 or more");
+  require(!(args.resume && args.init_from), "--resume and --init-from: expected one of them");
+  if (args.save) {
+    const std::filesystem::path dir = std::filesystem::absolute(*args.save).parent_path();
+    require(std::filesystem::is_directory(dir), "--save '" + *args.save + "': no directory " + dir.string());
   }
+  const std::optional<std::string> checkpoint = args.resume ? args.resume : args.init_from;
+  TrainingState restored;
+  if (checkpoint) restored = read_checkpoint(*checkpoint);
+
+  const int rank = world.rank;
 
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<Transport> transport;
@@ -126,6 +138,20 @@ int run_train_command(const TrainCommandArgs& args) {
   options.weight_seed = args.seed;
   options.sgd = {.lr = args.lr, .momentum = args.momentum, .weight_decay = args.weight_decay};
   Executor executor(graph, plan, *kernels, *transport, options);
+  int64_t step = 0;
+  if (checkpoint) step = restore_training_state(restored, *checkpoint, graph, executor, args.resume.has_value());
+  require(step < total, "checkpoint '" + checkpoint.value_or("") + "' is at step " + std::to_string(step) +
+                            ", the run ends at step " + std::to_string(total));
+  const auto save = [&] {
+    const TrainingState state = training_state_of(graph, executor, comm.get());  // every rank joins
+    if (rank == 0) write_checkpoint(*args.save, state);
+  };
+
+  std::ofstream log;
+  if (rank == 0 && args.log_json) {
+    log.open(*args.log_json, std::ios::trunc);
+    require(log.is_open(), "--log-json '" + *args.log_json + "' cannot be written");
+  }
 
   // The samples this process's input tiles cover: the only images it fills in.
   std::vector<Interval> needed;
@@ -144,15 +170,18 @@ int run_train_command(const TrainCommandArgs& args) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto interval_start = start;
-  int64_t step = 0, logged = 0;  // `logged`: the step of the last progress line
-  for (int epoch = 0; step < total; ++epoch) {
+  const int64_t first_step = step;
+  int64_t logged = step;  // the step of the last progress line
+  for (int epoch = static_cast<int>(step / steps_per_epoch); step < total; ++epoch) {
     const std::vector<int64_t> order = epoch_order(data.train->samples(), args.shuffle == "on", args.seed, epoch);
-    for (int64_t b = 0; b < steps_per_epoch && step < total; ++b) {
+    // A resumed run continues inside its epoch.
+    for (int64_t b = step % steps_per_epoch; b < steps_per_epoch && step < total; ++b) {
       const auto t0 = Clock::now();
       const GlobalBatch gb = assemble_batch(*data.train, order, b * batch, input, needed);
       const double loss = executor.step(gb.images, gb.labels);
       ++step;
       const auto t1 = Clock::now();
+      if (args.save && args.save_every > 0 && step % args.save_every == 0 && step < total) save();
       if (rank != 0) continue;
       const double step_s = std::chrono::duration<double>(t1 - t0).count();
       if (log.is_open()) {
@@ -162,7 +191,7 @@ int run_train_command(const TrainCommandArgs& args) {
             << "\n"
             << std::flush;
       }
-      if (step % args.log_every == 0 || step == 1 || step == total) {
+      if (step % args.log_every == 0 || step == first_step + 1 || step == total) {
         const double elapsed = std::chrono::duration<double>(t1 - start).count();
         const int64_t in_interval = step - logged;
         logged = step;
@@ -171,15 +200,17 @@ int run_train_command(const TrainCommandArgs& args) {
         std::printf("step %lld/%lld  epoch %d  loss %.4f  images/s %.1f  ETA %s\n", static_cast<long long>(step),
                     static_cast<long long>(total), epoch + 1, loss,
                     static_cast<double>(batch * in_interval) / interval_s,
-                    clock_text(elapsed / static_cast<double>(step) * static_cast<double>(total - step)).c_str());
+                    clock_text(elapsed / static_cast<double>(step - first_step) * static_cast<double>(total - step)).c_str());
         std::fflush(stdout);
       }
     }
   }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  if (args.save) save();
   if (rank == 0) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    std::printf("done: %lld steps in %.1f s, %.1f images/s\n", static_cast<long long>(step), elapsed,
-                static_cast<double>(step * batch) / elapsed);
+    std::printf("done: %lld steps in %.1f s, %.1f images/s%s\n", static_cast<long long>(step - first_step), elapsed,
+                static_cast<double>((step - first_step) * batch) / elapsed,
+                args.save ? (", saved " + *args.save).c_str() : "");
   }
   return 0;
 }

@@ -23,6 +23,9 @@ struct TrainCommandArgs {
   std::string kernels = "onednn";
   int log_every = 10;
   std::optional<std::string> log_json;
+  std::optional<std::string> save;  // checkpoint file, written every save_every steps and at the end
+  int64_t save_every = 0;           // 0: only at the end
+  std::optional<std::string> resume, init_from;
 };
 
 CLI::App* add_train_command(CLI::App& app, TrainCommandArgs& args);

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "runtime/executor/checkpoint_file.h"
+#include "runtime/safetensors.h"
 #include "tests/cli_harness.h"
 
 namespace layerplan {
@@ -122,6 +125,105 @@ TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
   const Outcome r = run({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", one.string()});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_THAT(r.err + r.out, HasSubstr("is for 1 device, this run has 2 processes"));
+}
+
+// 40 random 1x32x32 images with labels 0-9: 5 batches of 8 an epoch.
+fs::path small_dataset(const ScratchDir& dir) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> images(40 * 32 * 32);
+  for (float& v : images) v = normal(rng);
+  std::vector<int64_t> labels(40);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i % 10);
+  SafetensorsContents c;
+  c.tensors["images"] = Tensor::from_floats({40, 1, 32, 32}, images);
+  c.tensors["labels"] = Tensor::from_int64s({40}, labels);
+  const fs::path file = dir.path() / "small.safetensors";
+  write_safetensors(file.string(), c);
+  return file;
+}
+
+TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const std::vector<std::string> sgd = {"--data", small_dataset(dir).string(), "--lr", "0.05", "--momentum", "0.9",
+                                        "--weight-decay", "1e-3", "--kernels", "reference", "--shuffle", "on"};
+  const fs::path straight = dir.path() / "straight.safetensors", at3 = dir.path() / "at3.safetensors",
+                 resumed = dir.path() / "resumed.safetensors";
+  const fs::path log_straight = dir.path() / "straight.jsonl", log_resumed = dir.path() / "resumed.jsonl";
+  // Straight: 8 steps (one epoch and 3 steps) on one process.
+  Outcome r = run(with({"train", "--plan", one.string(), "--steps", "8", "--save", straight.string(), "--log-json",
+                        log_straight.string()},
+                       sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  // Saved at step 3 by two ranks (checkpoints do not depend on the plan), resumed by one.
+  r = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--steps", "3", "--save",
+                at3.string()},
+               sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  r = run(with({"train", "--plan", one.string(), "--steps", "8", "--resume", at3.string(), "--save", resumed.string(),
+                "--log-json", log_resumed.string()},
+               sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+
+  const std::vector<double> a = losses_in(log_straight);
+  ASSERT_EQ(a.size(), 8u);
+  std::vector<double> b;
+  for (const std::string& line : lines_of(read_text(log_resumed))) b.push_back(nlohmann::json::parse(line).at("loss"));
+  ASSERT_EQ(b.size(), 5u);
+  for (size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(b[i], a[i + 3], 1e-4 * std::abs(a[i + 3])) << "step " << i + 4;
+
+  const TrainingState x = read_checkpoint(straight.string()), y = read_checkpoint(resumed.string());
+  EXPECT_EQ(x.metadata.at("step"), "8");
+  EXPECT_EQ(y.metadata.at("step"), "8");
+  ASSERT_EQ(x.arrays.size(), y.arrays.size());
+  for (const auto& [name, array] : x.arrays) {
+    ASSERT_TRUE(y.arrays.count(name)) << name;
+    const std::vector<float>& v = y.arrays.at(name).values;
+    ASSERT_EQ(array.values.size(), v.size()) << name;
+    double worst = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      worst = std::max(worst, std::abs(double{array.values[i]} - v[i]) / std::max(1e-3, std::abs(double{v[i]})));
+    }
+    EXPECT_LE(worst, 1e-4) << name;
+  }
+  // torch's names and shapes, and the momentum buffers beside them.
+  EXPECT_EQ(x.arrays.at("conv1.weight").shape, (std::vector<int64_t>{6, 1, 5, 5}));
+  EXPECT_EQ(x.arrays.at("fc1.weight").shape, (std::vector<int64_t>{120, 400}));
+  EXPECT_EQ(x.arrays.at("momentum_buffer.fc3.bias").shape, (std::vector<int64_t>{10}));
+
+  // Weights only: --init-from starts at step 0 on the first batch, but from the
+  // checkpoint's weights, so its first loss is not the seeded start's.
+  const fs::path log_init = dir.path() / "init.jsonl";
+  r = run(with({"train", "--plan", one.string(), "--steps", "1", "--init-from", at3.string(), "--log-json",
+                log_init.string()},
+               sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(losses_in(log_init).front(), a.front());
+}
+
+TEST(TrainCommand, BadCheckpointsAreOneLineAndExit2) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json");
+  const fs::path corrupt = dir.path() / "corrupt.safetensors", save = dir.path() / "out.safetensors";
+  write_text(corrupt, "not a safetensors file at all");
+  const fs::path alexnet = dir.path() / "alexnet.safetensors";
+  write_checkpoint(alexnet.string(), TrainingState{{}, {{"model", "alexnet"}, {"step", "1"}}});
+  const fs::path empty = dir.path() / "empty.safetensors";
+  write_checkpoint(empty.string(), TrainingState{{}, {{"step", "1"}}});
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--resume", corrupt.string()}, "corrupt.safetensors"},
+      {{"--resume", (dir.path() / "missing.safetensors").string()}, "missing.safetensors"},
+      {{"--resume", alexnet.string()}, "is of model 'alexnet'"},
+      {{"--init-from", empty.string()}, "has no F32 tensor 'conv1.weight'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome r = run(with({"train", "--plan", one.string(), "--steps", "2", "--save", save.string()}, args));
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr(message)) << describe(r);
+    EXPECT_FALSE(fs::exists(save)) << describe(r);
+  }
 }
 
 }  // namespace

@@ -387,4 +387,52 @@ LayerParams Executor::gathered_params(int id) const {
   return full;
 }
 
+LayerParams Executor::gathered_momentum(int id) const {
+  const Layer& layer = graph_.layer(id);
+  LayerParams full = zero_params(graph_, layer);
+  full.running_mean.clear();
+  full.running_var.clear();
+  if (steps_ == 0 || options_.sgd.momentum == 0) {  // sgd_update keeps no buffers then
+    full.weight.clear();
+    full.bias.clear();
+    return full;
+  }
+  std::fill(full.weight.begin(), full.weight.end(), 0.0f);
+  std::fill(full.bias.begin(), full.bias.end(), 0.0f);
+  for (const std::vector<int>& group : replica_groups(id)) {
+    const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
+    if (!transport_.holds(tile.device) || tile.momentum_weight.empty()) continue;
+    LayerParams part;
+    part.channels = tile.params.channels;
+    part.row = tile.params.row;
+    part.weight = tile.momentum_weight;
+    part.bias = tile.momentum_bias;
+    add_shard(part, &full);
+  }
+  return full;
+}
+
+void Executor::load_layer(int id, const LayerParams& full, const LayerParams& momentum) {
+  const Layer& layer = graph_.layer(id);
+  const LayerParams want = zero_params(graph_, layer);
+  const auto fits = [](const std::vector<float>& got, const std::vector<float>& expected, bool may_be_empty) {
+    return got.size() == expected.size() || (may_be_empty && got.empty());
+  };
+  if (!fits(full.weight, want.weight, false) || !fits(full.bias, want.bias, false) ||
+      !fits(full.running_mean, want.running_mean, false) || !fits(full.running_var, want.running_var, false) ||
+      !fits(momentum.weight, want.weight, true) || !fits(momentum.bias, want.bias, momentum.weight.empty()) ||
+      full.channels != want.channels || momentum.channels != want.channels) {
+    throw std::invalid_argument("load_layer: the parameters do not fit layer " + layer.name);
+  }
+  for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+    if (!transport_.holds(tile.device)) continue;
+    const double eps = tile.params.eps;
+    tile.params = shard(full, tile.box.dim[1]);
+    tile.params.eps = eps;
+    LayerParams m = shard(momentum, tile.box.dim[1]);
+    tile.momentum_weight = std::move(m.weight);
+    tile.momentum_bias = std::move(m.bias);
+  }
+}
+
 }  // namespace layerplan

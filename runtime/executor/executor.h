@@ -55,6 +55,20 @@ class Executor {
   // sum over processes is the whole layer.
   LayerParams gathered_params(int id) const;
 
+  // Layer `id`'s SGD momentum buffers over all channels, as a LayerParams whose weight
+  // and bias are the buffers (no running statistics), assembled like gathered_params;
+  // weight and bias are empty before the first step and without momentum (sgd_update
+  // keeps no buffers then, as PyTorch).
+  LayerParams gathered_momentum(int id) const;
+
+  // Replaces layer `id`'s parameters on the held tiles with the shards of `full` (all
+  // channels, running statistics included) and its momentum buffers with those of
+  // `momentum` (empty weight and bias: none yet): how a checkpoint is restored. Throws
+  // std::invalid_argument when the sizes do not fit the layer.
+  void load_layer(int id, const LayerParams& full, const LayerParams& momentum);
+  // The steps a restored run has done (dropout masks depend on it).
+  void set_steps_done(int steps) { steps_ = steps; }
+
   int steps_done() const { return steps_; }
 
  private:
