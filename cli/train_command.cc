@@ -167,11 +167,61 @@ int run_train_command(const TrainCommandArgs& args) {
                 static_cast<long long>(steps_per_epoch));
     std::fflush(stdout);
   }
+  // Test-set accuracy over whole batches of the plan's batch (the graph's batch is fixed:
+  // the last test_samples % batch samples are left out), printed and logged by rank 0.
+  const auto evaluate = [&](int epoch) {
+    const int64_t batches = data.test->samples() / batch;
+    const std::vector<int64_t> order = epoch_order(data.test->samples(), false, 0, 0);
+    double loss = 0;
+    int64_t correct = 0;
+    for (int64_t b = 0; b < batches; ++b) {
+      const GlobalBatch gb = assemble_batch(*data.test, order, b * batch, input, needed);
+      const Executor::Evaluation e = executor.evaluate(gb.images, gb.labels);
+      loss += e.loss;
+      correct += e.correct;
+    }
+    if (rank != 0 || batches == 0) return;
+    const double accuracy = static_cast<double>(correct) / static_cast<double>(batches * batch);
+    std::printf("epoch %d%s: test accuracy %.2f%% (%lld of %lld images), test loss %.4f\n", epoch + 1,
+                step % steps_per_epoch != 0 ? " (part)" : "", 100 * accuracy, static_cast<long long>(correct),
+                static_cast<long long>(batches * batch), loss / static_cast<double>(batches));
+    std::fflush(stdout);
+    if (log.is_open()) {
+      log << nlohmann::json{{"step", step}, {"epoch", epoch + 1}, {"test_accuracy", accuracy},
+                            {"test_loss", loss / static_cast<double>(batches)}}
+                 .dump()
+          << "\n"
+          << std::flush;
+    }
+  };
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  auto start = Clock::now();
   auto interval_start = start;
   const int64_t first_step = step;
   int64_t logged = step;  // the step of the last progress line
+  // Rank 0's progress line (every --log-every steps, the first and the last) and JSON line.
+  const auto report = [&](int64_t done, int epoch, double loss, Clock::time_point t0, Clock::time_point t1) {
+    const double step_s = std::chrono::duration<double>(t1 - t0).count();
+    if (log.is_open()) {
+      log << nlohmann::json{{"step", done}, {"epoch", epoch + 1}, {"loss", loss},
+                            {"images_per_s", static_cast<double>(batch) / step_s}}
+                 .dump()
+          << "\n"
+          << std::flush;
+    }
+    if (done % args.log_every == 0 || done == first_step + 1 || done == total) {
+      const double elapsed = std::chrono::duration<double>(t1 - start).count();
+      const int64_t in_interval = done - logged;
+      logged = done;
+      const double interval_s = std::chrono::duration<double>(t1 - interval_start).count();
+      interval_start = t1;
+      std::printf("step %lld/%lld  epoch %d  loss %.4f  images/s %.1f  ETA %s\n", static_cast<long long>(done),
+                  static_cast<long long>(total), epoch + 1, loss,
+                  static_cast<double>(batch * in_interval) / interval_s,
+                  clock_text(elapsed / static_cast<double>(done - first_step) * static_cast<double>(total - done)).c_str());
+      std::fflush(stdout);
+    }
+  };
   for (int epoch = static_cast<int>(step / steps_per_epoch); step < total; ++epoch) {
     const std::vector<int64_t> order = epoch_order(data.train->samples(), args.shuffle == "on", args.seed, epoch);
     // A resumed run continues inside its epoch.
@@ -181,31 +231,17 @@ int run_train_command(const TrainCommandArgs& args) {
       const double loss = executor.step(gb.images, gb.labels);
       ++step;
       const auto t1 = Clock::now();
+      if (rank == 0) report(step, epoch, loss, t0, t1);
+      // Saving and evaluating do not count in images/s and ETA.
+      const auto pause = Clock::now();
       if (args.save && args.save_every > 0 && step % args.save_every == 0 && step < total) save();
-      if (rank != 0) continue;
-      const double step_s = std::chrono::duration<double>(t1 - t0).count();
-      if (log.is_open()) {
-        log << nlohmann::json{{"step", step}, {"epoch", epoch + 1}, {"loss", loss},
-                              {"images_per_s", static_cast<double>(batch) / step_s}}
-                   .dump()
-            << "\n"
-            << std::flush;
-      }
-      if (step % args.log_every == 0 || step == first_step + 1 || step == total) {
-        const double elapsed = std::chrono::duration<double>(t1 - start).count();
-        const int64_t in_interval = step - logged;
-        logged = step;
-        const double interval_s = std::chrono::duration<double>(t1 - interval_start).count();
-        interval_start = t1;
-        std::printf("step %lld/%lld  epoch %d  loss %.4f  images/s %.1f  ETA %s\n", static_cast<long long>(step),
-                    static_cast<long long>(total), epoch + 1, loss,
-                    static_cast<double>(batch * in_interval) / interval_s,
-                    clock_text(elapsed / static_cast<double>(step - first_step) * static_cast<double>(total - step)).c_str());
-        std::fflush(stdout);
-      }
+      if (data.test && b == steps_per_epoch - 1) evaluate(epoch);
+      start += Clock::now() - pause;
+      interval_start += Clock::now() - pause;
     }
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  if (data.test && step % steps_per_epoch != 0) evaluate(static_cast<int>(step / steps_per_epoch));
   if (args.save) save();
   if (rank == 0) {
     std::printf("done: %lld steps in %.1f s, %.1f images/s%s\n", static_cast<long long>(step - first_step), elapsed,

@@ -1,6 +1,7 @@
 #include "runtime/executor/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -185,6 +186,22 @@ void Executor::forward_batch_norm(int id) {
   const LayerRef l(graph_, id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
   gather_inputs(id);
+  if (evaluating_) {
+    // Statistics of one element per channel whose mean and variance are the running ones.
+    for (TileState& tile : layer_tiles) {
+      if (!transport_.holds(tile.device)) continue;
+      BatchNormStats stats;
+      stats.channels = tile.params.channels;
+      stats.count = 1;
+      for (size_t c = 0; c < tile.params.running_mean.size(); ++c) {
+        const double mean = tile.params.running_mean[c];
+        stats.sum.push_back(mean);
+        stats.sum_sq.push_back(tile.params.running_var[c] + mean * mean);
+      }
+      tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], stats, tile.box);
+    }
+    return;
+  }
   for (TileState& tile : layer_tiles) {
     if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
   }
@@ -220,7 +237,9 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       case LayerKind::kGlobalAvgPool: tile.output = kernels_.global_avg_pool_forward(l, x, b); break;
       case LayerKind::kFullyConnected: tile.output = kernels_.fully_connected_forward(l, tile.params, x, b); break;
       case LayerKind::kRelu: tile.output = kernels_.relu_forward(l, x, b); break;
-      case LayerKind::kDropout: tile.output = kernels_.dropout_forward(l, x, b, dropout_seed(id)); break;
+      case LayerKind::kDropout:
+        tile.output = evaluating_ ? crop(x, b) : kernels_.dropout_forward(l, x, b, dropout_seed(id));
+        break;
       case LayerKind::kFlatten: tile.output = kernels_.flatten_forward(l, x, b); break;
       case LayerKind::kConcat:
       case LayerKind::kAdd: {
@@ -365,6 +384,36 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
   for (int id = graph_.size() - 1; id >= 0; --id) backward(id, labels);
   ++steps_;
   return loss;
+}
+
+Executor::Evaluation Executor::evaluate(const Tensor& images, const std::vector<int64_t>& labels) {
+  if (images.box() != Box::whole(graph_.layer(0).output) ||
+      static_cast<int64_t>(labels.size()) != graph_.layer(0).output.n()) {
+    throw std::invalid_argument("evaluate: the batch does not fit the input layer");
+  }
+  double loss = 0;
+  evaluating_ = true;
+  try {
+    for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
+  } catch (...) {
+    evaluating_ = false;
+    throw;
+  }
+  evaluating_ = false;
+  double correct = 0;
+  // The loss layer splits only samples (planner/config_space.cc): a tile has every class.
+  for (const TileState& tile : tiles_.back()) {
+    if (!transport_.holds(tile.device)) continue;
+    const Interval classes = tile.box.dim[1];
+    for (int64_t n = tile.box.dim[0].lo; n < tile.box.dim[0].hi; ++n) {
+      int64_t best = classes.lo;
+      for (int64_t c = classes.lo; c < classes.hi; ++c) {
+        if (tile.output.at(n, c, 0, 0) > tile.output.at(n, best, 0, 0)) best = c;
+      }
+      if (best == labels[static_cast<size_t>(n)]) correct += 1;
+    }
+  }
+  return {sum_over_processes(loss), std::llround(sum_over_processes(correct))};
 }
 
 LayerParams Executor::gathered_params(int id) const {

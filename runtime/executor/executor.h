@@ -49,6 +49,16 @@ class Executor {
   // Returns the batch's mean cross-entropy before the update.
   double step(const Tensor& images, const std::vector<int64_t>& labels);
 
+  // Forward only, as PyTorch's eval mode: dropout passes its input through and batch norm
+  // normalises with its running statistics (nothing is updated). Returns the batch's mean
+  // cross-entropy and how many samples have their largest probability at their label,
+  // over all processes (a collective, like step).
+  struct Evaluation {
+    double loss = 0;
+    int64_t correct = 0;
+  };
+  Evaluation evaluate(const Tensor& images, const std::vector<int64_t>& labels);
+
   // Layer `id`'s parameters over all channels, assembled from its shards (running
   // statistics included); the replicas of a shard hold equal values. Across processes,
   // each returns the shards whose first replica it holds and zeros elsewhere, so the
@@ -110,6 +120,7 @@ class Executor {
   std::vector<std::vector<TileState>> tiles_;  // [layer][tile]; data only where the transport holds the device
   std::vector<int> devices_;                   // every device of the plan, ascending
   int steps_ = 0;
+  bool evaluating_ = false;  // inside evaluate()
 };
 
 }  // namespace layerplan
