@@ -82,7 +82,8 @@ int run_train_command(const TrainCommandArgs& args) {
   const bool launched = std::getenv("LAYERPLAN_RANK") != nullptr;
   const GlooOptions world = launched ? gloo_options_from_env() : GlooOptions{};
   require(devices == world.world_size,
-          "plan file '" + plan_path + "' is for " + std::to_string(devices) + (devices == 1 ? " device" : " devices") + ", this run has " +
+          "plan file '" + plan_path + "' is for " + std::to_string(devices) +
+              (devices == 1 ? " device" : " devices") + ", this run has " +
               std::to_string(world.world_size) + (world.world_size == 1 ? " process" : " processes") +
               ": start it with `layerplan launch --nproc " + std::to_string(devices) + " -- layerplan train ...`");
   const std::string plan_model = doc.value("model", std::string());
@@ -218,7 +219,8 @@ int run_train_command(const TrainCommandArgs& args) {
       std::printf("step %lld/%lld  epoch %d  loss %.4f  images/s %.1f  ETA %s\n", static_cast<long long>(done),
                   static_cast<long long>(total), epoch + 1, loss,
                   static_cast<double>(batch * in_interval) / interval_s,
-                  clock_text(elapsed / static_cast<double>(done - first_step) * static_cast<double>(total - done)).c_str());
+                  clock_text(elapsed / static_cast<double>(done - first_step) * static_cast<double>(total - done))
+                      .c_str());
       std::fflush(stdout);
     }
   };

@@ -134,7 +134,8 @@ GlobalBatch assemble_batch(const SampleSource& source, const std::vector<int64_t
   for (int64_t n = 0; n < input.n(); ++n) {
     const int64_t index = order[static_cast<size_t>(first + n)];
     b.labels.push_back(source.label(index));
-    const bool want = std::any_of(needed.begin(), needed.end(), [&](const Interval& i) { return n >= i.lo && n < i.hi; });
+    const bool want =
+        std::any_of(needed.begin(), needed.end(), [&](const Interval& i) { return n >= i.lo && n < i.hi; });
     if (want) source.image(index, b.images.data() + n * elements);
   }
   return b;

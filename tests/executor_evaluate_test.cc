@@ -20,7 +20,7 @@ Evaluated train_then_evaluate(const ModelGraph& graph, const std::vector<Configu
   options.sgd = test_sgd();
   Executor executor(graph, plan, *kernels, transport, options);
   const std::vector<Batch> batches = test_batches(graph, 5);
-  for (int i = 0; i < 3; ++i) executor.step(batches[static_cast<size_t>(i)].images, batches[static_cast<size_t>(i)].labels);
+  for (size_t i = 0; i < 3; ++i) executor.step(batches[i].images, batches[i].labels);
   Evaluated r;
   if (evaluate) {
     r.first = executor.evaluate(batches[4].images, batches[4].labels);

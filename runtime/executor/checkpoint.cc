@@ -128,7 +128,9 @@ int64_t restore_training_state(const TrainingState& state, const std::string& pa
       };
       read(name, &(params.*part.field));
       const bool is_buffer = part.field == &LayerParams::weight || part.field == &LayerParams::bias;
-      if (training_state && is_buffer && state.arrays.count(kMomentum + name)) read(kMomentum + name, &(momentum.*part.field));
+      if (training_state && is_buffer && state.arrays.count(kMomentum + name)) {
+        read(kMomentum + name, &(momentum.*part.field));
+      }
     }
     loaded.emplace_back(std::move(params), std::move(momentum));
   }

@@ -7,7 +7,9 @@ namespace layerplan {
 void write_checkpoint(const std::string& path, const TrainingState& state) {
   SafetensorsContents contents;
   contents.metadata = state.metadata;
-  for (const auto& [name, array] : state.arrays) contents.tensors[name] = Tensor::from_floats(array.shape, array.values);
+  for (const auto& [name, array] : state.arrays) {
+    contents.tensors[name] = Tensor::from_floats(array.shape, array.values);
+  }
   write_safetensors(path, contents);
 }
 
