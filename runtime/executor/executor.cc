@@ -1,6 +1,7 @@
 #include "runtime/executor/executor.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -185,6 +186,22 @@ void Executor::forward_batch_norm(int id) {
   const LayerRef l(graph_, id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
   gather_inputs(id);
+  if (evaluating_) {
+    // Statistics of one element per channel whose mean and variance are the running ones.
+    for (TileState& tile : layer_tiles) {
+      if (!transport_.holds(tile.device)) continue;
+      BatchNormStats stats;
+      stats.channels = tile.params.channels;
+      stats.count = 1;
+      for (size_t c = 0; c < tile.params.running_mean.size(); ++c) {
+        const double mean = tile.params.running_mean[c];
+        stats.sum.push_back(mean);
+        stats.sum_sq.push_back(tile.params.running_var[c] + mean * mean);
+      }
+      tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], stats, tile.box);
+    }
+    return;
+  }
   for (TileState& tile : layer_tiles) {
     if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
   }
@@ -220,7 +237,9 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       case LayerKind::kGlobalAvgPool: tile.output = kernels_.global_avg_pool_forward(l, x, b); break;
       case LayerKind::kFullyConnected: tile.output = kernels_.fully_connected_forward(l, tile.params, x, b); break;
       case LayerKind::kRelu: tile.output = kernels_.relu_forward(l, x, b); break;
-      case LayerKind::kDropout: tile.output = kernels_.dropout_forward(l, x, b, dropout_seed(id)); break;
+      case LayerKind::kDropout:
+        tile.output = evaluating_ ? crop(x, b) : kernels_.dropout_forward(l, x, b, dropout_seed(id));
+        break;
       case LayerKind::kFlatten: tile.output = kernels_.flatten_forward(l, x, b); break;
       case LayerKind::kConcat:
       case LayerKind::kAdd: {
@@ -367,6 +386,36 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
   return loss;
 }
 
+Executor::Evaluation Executor::evaluate(const Tensor& images, const std::vector<int64_t>& labels) {
+  if (images.box() != Box::whole(graph_.layer(0).output) ||
+      static_cast<int64_t>(labels.size()) != graph_.layer(0).output.n()) {
+    throw std::invalid_argument("evaluate: the batch does not fit the input layer");
+  }
+  double loss = 0;
+  evaluating_ = true;
+  try {
+    for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
+  } catch (...) {
+    evaluating_ = false;
+    throw;
+  }
+  evaluating_ = false;
+  double correct = 0;
+  // The loss layer splits only samples (planner/config_space.cc): a tile has every class.
+  for (const TileState& tile : tiles_.back()) {
+    if (!transport_.holds(tile.device)) continue;
+    const Interval classes = tile.box.dim[1];
+    for (int64_t n = tile.box.dim[0].lo; n < tile.box.dim[0].hi; ++n) {
+      int64_t best = classes.lo;
+      for (int64_t c = classes.lo; c < classes.hi; ++c) {
+        if (tile.output.at(n, c, 0, 0) > tile.output.at(n, best, 0, 0)) best = c;
+      }
+      if (best == labels[static_cast<size_t>(n)]) correct += 1;
+    }
+  }
+  return {sum_over_processes(loss), std::llround(sum_over_processes(correct))};
+}
+
 LayerParams Executor::gathered_params(int id) const {
   const Layer& layer = graph_.layer(id);
   LayerParams full = zero_params(graph_, layer);
@@ -385,6 +434,54 @@ LayerParams Executor::gathered_params(int id) const {
     }
   }
   return full;
+}
+
+LayerParams Executor::gathered_momentum(int id) const {
+  const Layer& layer = graph_.layer(id);
+  LayerParams full = zero_params(graph_, layer);
+  full.running_mean.clear();
+  full.running_var.clear();
+  if (steps_ == 0 || options_.sgd.momentum == 0) {  // sgd_update keeps no buffers then
+    full.weight.clear();
+    full.bias.clear();
+    return full;
+  }
+  std::fill(full.weight.begin(), full.weight.end(), 0.0f);
+  std::fill(full.bias.begin(), full.bias.end(), 0.0f);
+  for (const std::vector<int>& group : replica_groups(id)) {
+    const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
+    if (!transport_.holds(tile.device) || tile.momentum_weight.empty()) continue;
+    LayerParams part;
+    part.channels = tile.params.channels;
+    part.row = tile.params.row;
+    part.weight = tile.momentum_weight;
+    part.bias = tile.momentum_bias;
+    add_shard(part, &full);
+  }
+  return full;
+}
+
+void Executor::load_layer(int id, const LayerParams& full, const LayerParams& momentum) {
+  const Layer& layer = graph_.layer(id);
+  const LayerParams want = zero_params(graph_, layer);
+  const auto fits = [](const std::vector<float>& got, const std::vector<float>& expected, bool may_be_empty) {
+    return got.size() == expected.size() || (may_be_empty && got.empty());
+  };
+  if (!fits(full.weight, want.weight, false) || !fits(full.bias, want.bias, false) ||
+      !fits(full.running_mean, want.running_mean, false) || !fits(full.running_var, want.running_var, false) ||
+      !fits(momentum.weight, want.weight, true) || !fits(momentum.bias, want.bias, momentum.weight.empty()) ||
+      full.channels != want.channels || momentum.channels != want.channels) {
+    throw std::invalid_argument("load_layer: the parameters do not fit layer " + layer.name);
+  }
+  for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+    if (!transport_.holds(tile.device)) continue;
+    const double eps = tile.params.eps;
+    tile.params = shard(full, tile.box.dim[1]);
+    tile.params.eps = eps;
+    LayerParams m = shard(momentum, tile.box.dim[1]);
+    tile.momentum_weight = std::move(m.weight);
+    tile.momentum_bias = std::move(m.bias);
+  }
 }
 
 }  // namespace layerplan

@@ -49,11 +49,35 @@ class Executor {
   // Returns the batch's mean cross-entropy before the update.
   double step(const Tensor& images, const std::vector<int64_t>& labels);
 
+  // Forward only, as PyTorch's eval mode: dropout passes its input through and batch norm
+  // normalises with its running statistics (nothing is updated). Returns the batch's mean
+  // cross-entropy and how many samples have their largest probability at their label,
+  // over all processes (a collective, like step).
+  struct Evaluation {
+    double loss = 0;
+    int64_t correct = 0;
+  };
+  Evaluation evaluate(const Tensor& images, const std::vector<int64_t>& labels);
+
   // Layer `id`'s parameters over all channels, assembled from its shards (running
   // statistics included); the replicas of a shard hold equal values. Across processes,
   // each returns the shards whose first replica it holds and zeros elsewhere, so the
   // sum over processes is the whole layer.
   LayerParams gathered_params(int id) const;
+
+  // Layer `id`'s SGD momentum buffers over all channels, as a LayerParams whose weight
+  // and bias are the buffers (no running statistics), assembled like gathered_params;
+  // weight and bias are empty before the first step and without momentum (sgd_update
+  // keeps no buffers then, as PyTorch).
+  LayerParams gathered_momentum(int id) const;
+
+  // Replaces layer `id`'s parameters on the held tiles with the shards of `full` (all
+  // channels, running statistics included) and its momentum buffers with those of
+  // `momentum` (empty weight and bias: none yet): how a checkpoint is restored. Throws
+  // std::invalid_argument when the sizes do not fit the layer.
+  void load_layer(int id, const LayerParams& full, const LayerParams& momentum);
+  // The steps a restored run has done (dropout masks depend on it).
+  void set_steps_done(int steps) { steps_ = steps; }
 
   int steps_done() const { return steps_; }
 
@@ -96,6 +120,7 @@ class Executor {
   std::vector<std::vector<TileState>> tiles_;  // [layer][tile]; data only where the transport holds the device
   std::vector<int> devices_;                   // every device of the plan, ascending
   int steps_ = 0;
+  bool evaluating_ = false;  // inside evaluate()
 };
 
 }  // namespace layerplan

@@ -1,0 +1,147 @@
+#include "runtime/executor/checkpoint.h"
+
+#include <map>
+
+#include "common/error.h"
+
+namespace layerplan {
+namespace {
+
+// torchvision's index of each layer in `features` and `classifier` (ReLU, pooling and
+// dropout modules take the indices in between).
+const std::map<std::string, std::string>& renamed(const std::string& model) {
+  static const std::map<std::string, std::map<std::string, std::string>> tables = {
+      {"alexnet",
+       {{"conv1", "features.0"}, {"conv2", "features.3"}, {"conv3", "features.6"}, {"conv4", "features.8"},
+        {"conv5", "features.10"}, {"fc6", "classifier.1"}, {"fc7", "classifier.4"}, {"fc8", "classifier.6"}}},
+      {"vgg16",
+       {{"conv1_1", "features.0"}, {"conv1_2", "features.2"}, {"conv2_1", "features.5"}, {"conv2_2", "features.7"},
+        {"conv3_1", "features.10"}, {"conv3_2", "features.12"}, {"conv3_3", "features.14"},
+        {"conv4_1", "features.17"}, {"conv4_2", "features.19"}, {"conv4_3", "features.21"},
+        {"conv5_1", "features.24"}, {"conv5_2", "features.26"}, {"conv5_3", "features.28"},
+        {"fc6", "classifier.0"}, {"fc7", "classifier.3"}, {"fc8", "classifier.6"}}},
+  };
+  static const std::map<std::string, std::string> none;
+  const auto it = tables.find(model);
+  return it == tables.end() ? none : it->second;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The tensors of one layer's LayerParams, by suffix, with their torch shapes.
+struct Part {
+  std::string suffix;
+  std::vector<float> LayerParams::*field;
+  std::vector<int64_t> shape;
+};
+
+std::vector<Part> parts_of(const ModelGraph& graph, const Layer& layer) {
+  const LayerParams p = zero_params(graph, layer);
+  const int64_t out = p.channels.size();
+  std::vector<int64_t> weight = {out, p.row};
+  if (layer.kind == LayerKind::kConv2d) {
+    const int64_t k = static_cast<int64_t>(layer.window.kernel_h) * layer.window.kernel_w;
+    weight = {out, p.row / k, layer.window.kernel_h, layer.window.kernel_w};
+  } else if (layer.kind == LayerKind::kBatchNorm) {
+    weight = {out};
+  }
+  std::vector<Part> parts = {{"weight", &LayerParams::weight, weight}};
+  if (!p.bias.empty()) parts.push_back({"bias", &LayerParams::bias, {out}});
+  if (!p.running_mean.empty()) {
+    parts.push_back({"running_mean", &LayerParams::running_mean, {out}});
+    parts.push_back({"running_var", &LayerParams::running_var, {out}});
+  }
+  return parts;
+}
+
+const std::string kMomentum = "momentum_buffer.";
+
+}  // namespace
+
+std::string state_dict_prefix(const std::string& model, const std::string& layer) {
+  const auto& table = renamed(model);
+  if (const auto it = table.find(layer); it != table.end()) return it->second;
+  if (model.rfind("resnet", 0) == 0) {
+    if (ends_with(layer, ".downsample.conv")) return layer.substr(0, layer.size() - 4) + "0";
+    if (ends_with(layer, ".downsample.bn")) return layer.substr(0, layer.size() - 2) + "1";
+  }
+  return layer;
+}
+
+TrainingState training_state_of(const ModelGraph& graph, const Executor& executor, Communicator* comm) {
+  TrainingState contents;
+  contents.metadata = {{"format", "layerplan-checkpoint"},
+                       {"model", graph.name()},
+                       {"step", std::to_string(executor.steps_done())}};
+  for (const Layer& layer : graph.layers()) {
+    if (!has_params(layer.kind)) continue;
+    LayerParams params = executor.gathered_params(layer.id);
+    LayerParams momentum = executor.gathered_momentum(layer.id);
+    const std::string prefix = state_dict_prefix(graph.name(), layer.name);
+    for (const Part& part : parts_of(graph, layer)) {
+      std::vector<float>& values = params.*part.field;
+      if (comm) comm->all_reduce_sum(values.data(), values.size());
+      contents.arrays[prefix + "." + part.suffix] = FloatArray{part.shape, values};
+      if (part.field == &LayerParams::running_mean || part.field == &LayerParams::running_var) continue;
+      std::vector<float>& buffer = momentum.*part.field;
+      if (buffer.empty()) continue;  // before the first step
+      if (comm) comm->all_reduce_sum(buffer.data(), buffer.size());
+      contents.arrays[kMomentum + prefix + "." + part.suffix] = FloatArray{part.shape, buffer};
+    }
+  }
+  return contents;
+}
+
+int64_t restore_training_state(const TrainingState& state, const std::string& path, const ModelGraph& graph,
+                               Executor& executor, bool training_state) {
+  const auto& meta = state.metadata;
+  if (const auto it = meta.find("model"); it != meta.end()) {
+    require(it->second == graph.name(),
+            "checkpoint '" + path + "' is of model '" + it->second + "', not '" + graph.name() + "'");
+  }
+  int64_t step = 0;
+  if (training_state) {
+    const auto it = meta.find("step");
+    require(it != meta.end() && !it->second.empty() && it->second.find_first_not_of("0123456789") == std::string::npos,
+            "checkpoint '" + path + "' has no step count: is it a layerplan checkpoint? (--init-from takes weights)");
+    step = std::stoll(it->second);
+  }
+  // Read everything first, so that a bad file changes nothing.
+  std::vector<std::pair<LayerParams, LayerParams>> loaded;
+  for (const Layer& layer : graph.layers()) {
+    if (!has_params(layer.kind)) continue;
+    LayerParams params = zero_params(graph, layer);
+    LayerParams momentum = params;
+    momentum.weight.clear();
+    momentum.bias.clear();
+    const std::string prefix = state_dict_prefix(graph.name(), layer.name);
+    for (const Part& part : parts_of(graph, layer)) {
+      const std::string name = prefix + "." + part.suffix;
+      const auto read = [&](const std::string& tensor, std::vector<float>* into) {
+        const auto it = state.arrays.find(tensor);
+        require(it != state.arrays.end(), "checkpoint '" + path + "' has no F32 tensor '" + tensor + "'");
+        require(it->second.shape == part.shape, "checkpoint '" + path + "': tensor '" + tensor +
+                                                    "' has another shape than layer " + layer.name + " needs");
+        *into = it->second.values;
+      };
+      read(name, &(params.*part.field));
+      const bool is_buffer = part.field == &LayerParams::weight || part.field == &LayerParams::bias;
+      if (training_state && is_buffer && state.arrays.count(kMomentum + name)) {
+        read(kMomentum + name, &(momentum.*part.field));
+      }
+    }
+    loaded.emplace_back(std::move(params), std::move(momentum));
+  }
+  size_t i = 0;
+  for (const Layer& layer : graph.layers()) {
+    if (!has_params(layer.kind)) continue;
+    executor.load_layer(layer.id, loaded[i].first, loaded[i].second);
+    ++i;
+  }
+  if (training_state) executor.set_steps_done(static_cast<int>(step));
+  return step;
+}
+
+}  // namespace layerplan

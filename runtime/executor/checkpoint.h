@@ -1,0 +1,40 @@
+#pragma once
+// Checkpoints of training: the parameters of every layer in a safetensors file, named as
+// torchvision's state_dict names them for the zoo models (so weights exported from
+// PyTorch load directly), plus the SGD momentum buffers and the step count.
+//
+// Names: "<prefix>.weight", "<prefix>.bias", "<prefix>.running_mean",
+// "<prefix>.running_var", where the prefix is state_dict_prefix(model, layer); momentum
+// buffers are "momentum_buffer.<parameter name>" (torch keeps them in the optimizer's
+// state, not the state_dict: strip that prefix group before load_state_dict). Metadata:
+// "format" = "layerplan-checkpoint", "model", "step".
+#include <cstdint>
+#include <string>
+
+#include "planner/model_graph.h"
+#include "runtime/communicator.h"
+#include "runtime/executor/checkpoint_file.h"
+#include "runtime/executor/executor.h"
+
+namespace layerplan {
+
+// torchvision's module path of a zoo layer: AlexNet's conv1 is "features.0" and fc6
+// "classifier.1", VGG-16's conv1_1 "features.0" and fc6 "classifier.0", ResNet's
+// "layerK.B.downsample.conv"/".bn" are "...downsample.0"/".1". Every other layer of the
+// zoo already has torchvision's name (ResNet's "layer1.0.conv1", Inception-v3's
+// "Mixed_5b.branch1x1.conv", "fc"); LeNet-5 and model files keep their layer names.
+std::string state_dict_prefix(const std::string& model, const std::string& layer);
+
+// The whole training state. A collective: every process of `comm` (null: one process)
+// calls it and gets the same contents, summed from the shards each holds first.
+TrainingState training_state_of(const ModelGraph& graph, const Executor& executor, Communicator* comm);
+
+// Loads `state`, read from the file `path`, into `executor`: the parameters of every layer, and with `training_state`
+// the momentum buffers (where the file has them) and step count too (--resume;
+// --init-from takes weights only).
+// Returns the checkpoint's step (0 without training_state). Throws UsageError naming the
+// file when it is corrupt, for another model, or lacks or misshapes a tensor.
+int64_t restore_training_state(const TrainingState& state, const std::string& path, const ModelGraph& graph,
+                               Executor& executor, bool training_state);
+
+}  // namespace layerplan

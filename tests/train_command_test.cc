@@ -1,0 +1,259 @@
+// `layerplan train` as a user runs it: one process, and ranks under `layerplan launch`,
+// train the same numbers; bad input is one line and exit 2 with nothing written.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/executor/checkpoint_file.h"
+#include "runtime/safetensors.h"
+#include "tests/cli_harness.h"
+
+namespace layerplan {
+namespace {
+
+using namespace testing_cli;
+using ::testing::HasSubstr;
+
+// A LeNet-5 plan file for `gpus` devices and a global batch of 8, from `layerplan plan`.
+// With 2 devices the layers are rewritten so that the run moves boxes between ranks:
+// samples split in two, except the fully connected layers, whose output channels split.
+fs::path lenet_plan(const ScratchDir& dir, int gpus, const std::string& name) {
+  const fs::path file = dir.path() / name;
+  const Outcome r = run({"plan", "--model", "lenet5", "--batch", "8", "--gpus", std::to_string(gpus),
+                         "--gpus-per-node", std::to_string(gpus), "--json", file.string()});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  if (gpus == 2) {
+    nlohmann::json doc = nlohmann::json::parse(read_text(file));
+    for (nlohmann::json& layer : doc.at("layers")) {
+      const bool fc = layer.at("kind") == "fully_connected";
+      layer["degrees"] = {{"n", fc ? 1 : 2}, {"c", fc ? 2 : 1}, {"h", 1}, {"w", 1}};
+      layer["devices"] = {0, 1};
+    }
+    write_text(file, doc.dump(2));
+  }
+  return file;
+}
+
+std::vector<double> losses_in(const fs::path& log) {
+  std::vector<double> losses;
+  for (const std::string& line : lines_of(read_text(log))) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    EXPECT_EQ(j.at("step").get<int>(), static_cast<int>(losses.size()) + 1);
+    EXPECT_GT(j.at("images_per_s").get<double>(), 0.0);
+    losses.push_back(j.at("loss").get<double>());
+  }
+  return losses;
+}
+
+const std::vector<std::string> kSgd = {"--data", "synthetic", "--steps", "4", "--lr", "0.05", "--momentum", "0.9",
+                                       "--weight-decay", "1e-3", "--kernels", "reference", "--seed", "5"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(TrainCommand, OneProcessAndTwoRanksTrainTheSameLosses) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const fs::path log1 = dir.path() / "one.jsonl", log2 = dir.path() / "two.jsonl";
+  const Outcome a = run(with({"train", "--plan", one.string(), "--log-json", log1.string()}, kSgd));
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  EXPECT_THAT(a.out, HasSubstr("step 4/4"));
+  EXPECT_THAT(a.out, HasSubstr("images/s"));
+  EXPECT_THAT(a.out, HasSubstr("ETA"));
+  const Outcome b = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--log-json",
+                              log2.string()},
+                             kSgd));
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const std::vector<double> l1 = losses_in(log1), l2 = losses_in(log2);
+  ASSERT_EQ(l1.size(), 4u);
+  ASSERT_EQ(l2.size(), 4u);
+  for (size_t i = 0; i < l1.size(); ++i) {
+    EXPECT_NEAR(l1[i], l2[i], 1e-4 * std::abs(l1[i])) << "step " << i + 1;
+  }
+  EXPECT_NE(l1.front(), l1.back());  // it trains
+
+  // Another seed starts from other weights: the comparison above can fail.
+  const fs::path log3 = dir.path() / "three.jsonl";
+  std::vector<std::string> other = with({"train", "--plan", one.string(), "--log-json", log3.string()}, kSgd);
+  other.back() = "6";
+  ASSERT_EQ(run(other).exit_code, 0);
+  EXPECT_NE(losses_in(log3).front(), l1.front());
+}
+
+TEST(TrainCommand, PlanFromTheEnvironment) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json");
+  const Outcome r = run({"train", "--steps", "2", "--kernels", "reference"}, {"LAYERPLAN_PLAN=" + one.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("step 2/2"));
+}
+
+TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const fs::path corrupt = dir.path() / "corrupt.json";
+  write_text(corrupt, read_text(one).substr(0, 200));
+  const fs::path log = dir.path() / "log.jsonl";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"train"}, "no plan"},
+      {{"train", "--plan", (dir.path() / "missing.json").string()}, "cannot be read"},
+      {{"train", "--plan", corrupt.string()}, "not a layerplan plan file"},
+      {{"train", "--plan", one.string(), "--model", "alexnet"}, "is for model 'lenet5'"},
+      {{"train", "--plan", two.string()}, "is for 2 devices, this run has 1 process"},
+      {{"train", "--plan", one.string(), "--data", (dir.path() / "nosuch.safetensors").string()}, "nosuch.safetensors"},
+      {{"train", "--plan", one.string(), "--shuffle", "maybe"}, "--shuffle maybe"},
+  };
+  for (const Case& c : cases) {
+    const Outcome r = run(with(c.args, {"--log-json", log.string()}));
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << describe(r);
+    EXPECT_FALSE(fs::exists(log)) << describe(r);
+  }
+  // Under the launcher, a plan for another device count fails every rank the same way.
+  const Outcome r = run({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", one.string()});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err + r.out, HasSubstr("is for 1 device, this run has 2 processes"));
+}
+
+// 40 random 1x32x32 images with labels 0-9: 5 batches of 8 an epoch.
+fs::path small_dataset(const ScratchDir& dir) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> images(40 * 32 * 32);
+  for (float& v : images) v = normal(rng);
+  std::vector<int64_t> labels(40);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i % 10);
+  SafetensorsContents c;
+  c.tensors["images"] = Tensor::from_floats({40, 1, 32, 32}, images);
+  c.tensors["labels"] = Tensor::from_int64s({40}, labels);
+  const fs::path file = dir.path() / "small.safetensors";
+  write_safetensors(file.string(), c);
+  return file;
+}
+
+TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const std::vector<std::string> sgd = {"--data", small_dataset(dir).string(), "--lr", "0.05", "--momentum", "0.9",
+                                        "--weight-decay", "1e-3", "--kernels", "reference", "--shuffle", "on"};
+  const fs::path straight = dir.path() / "straight.safetensors", at3 = dir.path() / "at3.safetensors",
+                 resumed = dir.path() / "resumed.safetensors";
+  const fs::path log_straight = dir.path() / "straight.jsonl", log_resumed = dir.path() / "resumed.jsonl";
+  // Straight: 8 steps (one epoch and 3 steps) on one process.
+  Outcome r = run(with({"train", "--plan", one.string(), "--steps", "8", "--save", straight.string(), "--log-json",
+                        log_straight.string()},
+                       sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  // Saved at step 3 by two ranks (checkpoints do not depend on the plan), resumed by one.
+  r = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--steps", "3", "--save",
+                at3.string()},
+               sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  r = run(with({"train", "--plan", one.string(), "--steps", "8", "--resume", at3.string(), "--save", resumed.string(),
+                "--log-json", log_resumed.string()},
+               sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+
+  const std::vector<double> a = losses_in(log_straight);
+  ASSERT_EQ(a.size(), 8u);
+  std::vector<double> b;
+  for (const std::string& line : lines_of(read_text(log_resumed))) b.push_back(nlohmann::json::parse(line).at("loss"));
+  ASSERT_EQ(b.size(), 5u);
+  for (size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(b[i], a[i + 3], 1e-4 * std::abs(a[i + 3])) << "step " << i + 4;
+
+  const TrainingState x = read_checkpoint(straight.string()), y = read_checkpoint(resumed.string());
+  EXPECT_EQ(x.metadata.at("step"), "8");
+  EXPECT_EQ(y.metadata.at("step"), "8");
+  ASSERT_EQ(x.arrays.size(), y.arrays.size());
+  for (const auto& [name, array] : x.arrays) {
+    ASSERT_TRUE(y.arrays.count(name)) << name;
+    const std::vector<float>& v = y.arrays.at(name).values;
+    ASSERT_EQ(array.values.size(), v.size()) << name;
+    double worst = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      worst = std::max(worst, std::abs(double{array.values[i]} - v[i]) / std::max(1e-3, std::abs(double{v[i]})));
+    }
+    EXPECT_LE(worst, 1e-4) << name;
+  }
+  // torch's names and shapes, and the momentum buffers beside them.
+  EXPECT_EQ(x.arrays.at("conv1.weight").shape, (std::vector<int64_t>{6, 1, 5, 5}));
+  EXPECT_EQ(x.arrays.at("fc1.weight").shape, (std::vector<int64_t>{120, 400}));
+  EXPECT_EQ(x.arrays.at("momentum_buffer.fc3.bias").shape, (std::vector<int64_t>{10}));
+
+  // Weights only: --init-from starts at step 0 on the first batch, but from the
+  // checkpoint's weights, so its first loss is not the seeded start's.
+  const fs::path log_init = dir.path() / "init.jsonl";
+  r = run(with({"train", "--plan", one.string(), "--steps", "1", "--init-from", at3.string(), "--log-json",
+                log_init.string()},
+               sgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(losses_in(log_init).front(), a.front());
+}
+
+TEST(TrainCommand, BadCheckpointsAreOneLineAndExit2) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json");
+  const fs::path corrupt = dir.path() / "corrupt.safetensors", save = dir.path() / "out.safetensors";
+  write_text(corrupt, "not a safetensors file at all");
+  const fs::path alexnet = dir.path() / "alexnet.safetensors";
+  write_checkpoint(alexnet.string(), TrainingState{{}, {{"model", "alexnet"}, {"step", "1"}}});
+  const fs::path empty = dir.path() / "empty.safetensors";
+  write_checkpoint(empty.string(), TrainingState{{}, {{"step", "1"}}});
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--resume", corrupt.string()}, "corrupt.safetensors"},
+      {{"--resume", (dir.path() / "missing.safetensors").string()}, "missing.safetensors"},
+      {{"--resume", alexnet.string()}, "is of model 'alexnet'"},
+      {{"--init-from", empty.string()}, "has no F32 tensor 'conv1.weight'"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Outcome r = run(with({"train", "--plan", one.string(), "--steps", "2", "--save", save.string()}, args));
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << describe(r);
+    EXPECT_THAT(r.err, HasSubstr(message)) << describe(r);
+    EXPECT_FALSE(fs::exists(save)) << describe(r);
+  }
+}
+
+// "epoch 1 (part): test accuracy 80.84% (8071 of 9984 images), ...": the image counts.
+std::pair<long, long> test_counts(const Outcome& r) {
+  const size_t at = r.out.find("test accuracy");
+  if (at == std::string::npos) return {-1, -1};
+  long correct = -1, total = -1;
+  std::sscanf(r.out.c_str() + r.out.find('(', at), "(%ld of %ld images)", &correct, &total);
+  return {correct, total};
+}
+
+TEST(TrainCommand, FashionMnistTestAccuracyIsTheSameOnOneProcessAndTwoRanks) {
+  // Needs Debian's dataset-fashion-mnist (scripts/setup installs it), as datasets_test.
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const std::vector<std::string> args = {"--data", "fashion-mnist", "--steps", "30", "--lr", "0.05"};
+  const Outcome a = run(with({"train", "--plan", one.string()}, args));
+  ASSERT_EQ(a.exit_code, 0) << describe(a);
+  EXPECT_THAT(a.out, HasSubstr("padded to 32x32"));
+  const Outcome b = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string()}, args));
+  ASSERT_EQ(b.exit_code, 0) << describe(b);
+  const auto [correct1, total1] = test_counts(a);
+  const auto [correct2, total2] = test_counts(b);
+  EXPECT_EQ(total1, 10000);  // batch 8 divides the test set
+  EXPECT_EQ(total2, 10000);
+  // 30 steps of 8 images: well above chance (10 %), and the same count on both (a
+  // prediction may flip where two probabilities tie to rounding).
+  EXPECT_GT(correct1, 2000) << a.out;
+  EXPECT_LE(std::abs(correct1 - correct2), 2) << a.out << b.out;
+}
+
+}  // namespace
+}  // namespace layerplan
