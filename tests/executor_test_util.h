@@ -12,6 +12,7 @@
 #include "planner/planner.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/in_process_transport.h"
+#include "tests/kernels_test_util.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan::testing {
@@ -133,17 +134,6 @@ inline TrainResult train(const ModelGraph& graph, const std::vector<Configuratio
   return r;
 }
 
-// max |got - want| over max |want|.
-inline double relative_difference(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.size() != want.size()) return INFINITY;
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - want[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(want[i])));
-  }
-  return scale == 0 ? diff : diff / scale;
-}
-
 // The largest relative difference between two runs: per-step losses, and every
 // parameter tensor (weight, bias, batch-norm running statistics).
 inline double max_difference(const TrainResult& got, const TrainResult& want) {
@@ -153,9 +143,9 @@ inline double max_difference(const TrainResult& got, const TrainResult& want) {
   }
   for (size_t id = 0; id < want.params.size(); ++id) {
     const LayerParams &g = got.params[id], &w = want.params[id];
-    worst = std::max({worst, relative_difference(g.weight, w.weight), relative_difference(g.bias, w.bias),
-                      relative_difference(g.running_mean, w.running_mean),
-                      relative_difference(g.running_var, w.running_var)});
+    worst = std::max({worst, relative_error(g.weight, w.weight), relative_error(g.bias, w.bias),
+                      relative_error(g.running_mean, w.running_mean),
+                      relative_error(g.running_var, w.running_var)});
   }
   return worst;
 }
