@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace layerplan {
 
@@ -22,14 +23,10 @@ std::string topology_xml_from(const std::optional<std::string>& flag_value, cons
 
 std::vector<int> parse_gpu_ids(const std::string& text, const std::string& flag) {
   std::vector<int> ids;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
+  for (const std::string& item : split_commas(text)) {
     const bool digits = !item.empty() && item.size() < 6 && item.find_first_not_of("0123456789") == std::string::npos;
     require(digits, flag + " '" + text + "': expected GPU indices separated by commas, e.g. 0,2");
     ids.push_back(std::stoi(item));
-    start = end + 1;
   }
   return ids;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "topology/toml_fields.h"
 
 namespace layerplan {
@@ -183,11 +184,8 @@ void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::stri
   else if (key == "topology_xml") slurm.topology_xml = value;
   else if (key == "allowed_modes" || key == "model_path") {
     std::vector<std::string> items;
-    size_t start = 0;
-    while (start <= value.size()) {
-      const size_t end = std::min(value.find(',', start), value.size());
-      if (end > start) items.push_back(value.substr(start, end - start));
-      start = end + 1;
+    for (const std::string& item : split_commas(value)) {
+      if (!item.empty()) items.push_back(item);
     }
     (key == "allowed_modes" ? slurm.allowed_modes : slurm.model_path) = items;
   } else if (key == "default_batch" || key == "time_budget_s") {

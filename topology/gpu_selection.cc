@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "topology/discovery.h"
 
 namespace layerplan {
@@ -20,15 +21,9 @@ std::string trim(const std::string& text) {
   return text.substr(first, last - first + 1);
 }
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    parts.push_back(trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+std::vector<std::string> trimmed_entries(const std::string& text) {
+  std::vector<std::string> parts = split_commas(text);
+  for (std::string& part : parts) part = trim(part);
   return parts;
 }
 
@@ -95,7 +90,7 @@ std::vector<int> parse_slurm_list(const NodeTopology& topology, const std::strin
                                   const std::string& value) {
   Selection selection(topology, variable, value);
   const std::string expected = "indices and ranges such as 0,2 or 0-3";
-  for (const std::string& item : split_commas(value)) {
+  for (const std::string& item : trimmed_entries(value)) {
     if (item.empty()) selection.fail("empty entry (expected " + expected + ")");
     const size_t dash = item.find('-');
     if (dash == std::string::npos) {
@@ -138,7 +133,7 @@ std::vector<int> parse_cuda_visible_devices(const NodeTopology& topology, const 
   Selection selection(topology, "CUDA_VISIBLE_DEVICES", value);
   if (trim(value).empty()) selection.fail("no GPU is visible (the variable is set but empty)");
   const std::string expected = "GPU indices or GPU-<uuid>";
-  for (const std::string& item : split_commas(value)) {
+  for (const std::string& item : trimmed_entries(value)) {
     if (item.empty()) selection.fail("empty entry (expected " + expected + ")");
     if (starts_with_ignoring_case(item, "MIG-")) {
       selection.fail("MIG instances are not supported ('" + item + "'): layerplan plans whole GPUs; name GPUs by " +
