@@ -18,6 +18,7 @@
 #include "runtime/executor/executor.h"
 #include "runtime/executor/in_process_transport.h"
 #include "runtime/gloo_communicator.h"
+#include "runtime/heap_tuning.h"
 
 namespace layerplan {
 namespace {
@@ -134,6 +135,7 @@ int run_train_command(const TrainCommandArgs& args) {
   } else {
     transport = std::make_unique<InProcessTransport>();
   }
+  keep_freed_memory_in_process();  // a speed setting only: training works without it
   const auto kernels = make_kernels(args.kernels);
   ExecutorOptions options;
   options.weight_seed = args.seed;

@@ -114,27 +114,48 @@ std::vector<std::vector<int>> Executor::replica_groups(int id) const {
   return out;
 }
 
+namespace {
+
+// The producer tile whose output is exactly `need`, on `device`: the consumer can read it
+// in place. Decided by geometry alone, so every process agrees on the moves left.
+template <typename Tiles>
+auto* same_box_on_device(Tiles& producer_tiles, const Box& need, int device) {
+  for (auto& src : producer_tiles) {
+    if (src.device == device && src.box == need) return &src;
+  }
+  return static_cast<decltype(&producer_tiles.front())>(nullptr);
+}
+
+}  // namespace
+
 void Executor::gather_inputs(int id) {
   const Layer& layer = graph_.layer(id);
+  const auto slots = layer.inputs.size();
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
   for (TileState& tile : layer_tiles) {
-    tile.inputs.clear();
-    if (!transport_.holds(tile.device)) continue;
-    for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
-      tile.inputs.emplace_back(required_input_box(graph_, layer, slot, tile.box));
-    }
+    tile.gathered.assign(slots, Tensor());
+    tile.input.assign(slots, nullptr);
   }
-  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
-    auto& producer_tiles = tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])];
+  for (int slot = 0; slot < static_cast<int>(slots); ++slot) {
+    const auto s = static_cast<size_t>(slot);
+    auto& producer_tiles = tiles_[static_cast<size_t>(layer.inputs[s])];
     std::vector<BoxMove> moves;
     for (TileState& tile : layer_tiles) {
       const Box need = required_input_box(graph_, layer, slot, tile.box);
       const bool held = transport_.holds(tile.device);
+      if (const TileState* same = same_box_on_device(producer_tiles, need, tile.device)) {
+        if (held) tile.input[s] = &same->output;
+        continue;
+      }
+      if (held) {
+        tile.gathered[s] = Tensor(need, Tensor::kUninitialized);  // the moves below cover it
+        tile.input[s] = &tile.gathered[s];
+      }
       for (const TileState& src : producer_tiles) {
         const Box region = intersect(src.box, need);
         if (region.empty()) continue;
         moves.push_back({transport_.holds(src.device) ? &src.output : nullptr, src.device,
-                         held ? &tile.inputs[static_cast<size_t>(slot)] : nullptr, tile.device, region});
+                         held ? &tile.gathered[s] : nullptr, tile.device, region});
       }
     }
     transport_.exchange(moves, {id, slot, Direction::kForward});
@@ -144,20 +165,43 @@ void Executor::gather_inputs(int id) {
 void Executor::send_back(int id, int slot, std::vector<Tensor>& grads) {
   const Layer& layer = graph_.layer(id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
+  auto& owners = tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])];
   std::vector<BoxMove> moves;
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     const TileState& tile = layer_tiles[t];
     // The gradient covers the box the forward read, on every process alike.
     const Box read = required_input_box(graph_, layer, slot, tile.box);
     const bool held = transport_.holds(tile.device);
-    for (TileState& owner : tiles_[static_cast<size_t>(layer.inputs[static_cast<size_t>(slot)])]) {
+    if (TileState* same = same_box_on_device(owners, read, tile.device)) {
+      // One local move of the whole tile: hand the tensor over when nothing has been summed
+      // there yet (0 + g is g exactly), else add it.
+      if (!held) continue;
+      if (same->grad.box() != same->box) {
+        same->grad = std::move(grads[t]);
+      } else {
+        add_intersection(grads[t], &same->grad);
+      }
+      continue;
+    }
+    for (TileState& owner : owners) {
       const Box region = intersect(owner.box, read);
       if (region.empty()) continue;
-      moves.push_back({held ? &grads[t] : nullptr, tile.device, transport_.holds(owner.device) ? &owner.grad : nullptr,
-                       owner.device, region});
+      const bool owner_held = transport_.holds(owner.device);
+      if (owner_held && owner.grad.box() != owner.box) owner.grad = Tensor(owner.box);
+      moves.push_back({held ? &grads[t] : nullptr, tile.device, owner_held ? &owner.grad : nullptr, owner.device,
+                       region});
     }
   }
   transport_.exchange(moves, {id, slot, Direction::kBackward});
+}
+
+void Executor::release(int id) {
+  for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+    tile.gathered.clear();
+    tile.input.clear();
+    tile.output = Tensor();
+    tile.grad = Tensor();
+  }
 }
 
 template <typename T, typename Flatten>
@@ -198,12 +242,12 @@ void Executor::forward_batch_norm(int id) {
         stats.sum.push_back(mean);
         stats.sum_sq.push_back(tile.params.running_var[c] + mean * mean);
       }
-      tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], stats, tile.box);
+      tile.output = kernels_.batch_norm_forward(l, tile.params, *tile.input[0], stats, tile.box);
     }
     return;
   }
   for (TileState& tile : layer_tiles) {
-    if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, tile.inputs[0], tile.box);
+    if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, *tile.input[0], tile.box);
   }
   const auto reduced = reduce_over_groups<double>(id, ReduceKind::kBatchNormStatistics, [&](int t) {
     return flatten_stats(layer_tiles[static_cast<size_t>(t)].stats);
@@ -212,7 +256,7 @@ void Executor::forward_batch_norm(int id) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
     unflatten_stats(reduced[t], &tile.stats);
-    tile.output = kernels_.batch_norm_forward(l, tile.params, tile.inputs[0], tile.stats, tile.box);
+    tile.output = kernels_.batch_norm_forward(l, tile.params, *tile.input[0], tile.stats, tile.box);
     update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
   }
 }
@@ -228,7 +272,7 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       tile.output = crop(images, tile.box);  // loading data is not a transfer
       continue;
     }
-    const Tensor& x = tile.inputs[0];
+    const Tensor& x = *tile.input[0];
     const Box& b = tile.box;
     switch (layer.kind) {
       case LayerKind::kConv2d: tile.output = kernels_.conv2d_forward(l, tile.params, x, b); break;
@@ -243,8 +287,7 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       case LayerKind::kFlatten: tile.output = kernels_.flatten_forward(l, x, b); break;
       case LayerKind::kConcat:
       case LayerKind::kAdd: {
-        std::vector<const Tensor*> ins;
-        for (const Tensor& in : tile.inputs) ins.push_back(&in);
+        std::vector<const Tensor*> ins(tile.input.begin(), tile.input.end());
         tile.output = layer.kind == LayerKind::kConcat ? kernels_.concat_forward(l, ins, b)
                                                        : kernels_.add_forward(l, ins, b);
         break;
@@ -283,7 +326,7 @@ void Executor::backward_batch_norm(int id) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
-    local[t] = kernels_.batch_norm_backward_statistics(l, tile.params, tile.inputs[0], tile.grad, tile.stats);
+    local[t] = kernels_.batch_norm_backward_statistics(l, tile.params, *tile.input[0], tile.grad, tile.stats);
   }
   const auto reduced = reduce_over_groups<double>(
       id, ReduceKind::kBatchNormStatistics, [&](int t) { return flatten_grad_stats(local[static_cast<size_t>(t)]); });
@@ -294,7 +337,7 @@ void Executor::backward_batch_norm(int id) {
     if (!transport_.holds(tile.device)) continue;
     BatchNormGradStats global = local[t];
     unflatten_grad_stats(reduced[t], &global);
-    dx[t] = kernels_.batch_norm_backward(l, tile.params, tile.inputs[0], tile.grad, tile.stats, global);
+    dx[t] = kernels_.batch_norm_backward(l, tile.params, *tile.input[0], tile.grad, tile.stats, global);
     // The tile's own sums are its weight-gradient contribution, reduced like any other.
     grads[t] = batch_norm_weight_grads(local[t]);
   }
@@ -314,7 +357,7 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
-    const Tensor& x = tile.inputs[0];
+    const Tensor& x = *tile.input[0];
     const Tensor& dy = tile.grad;
     std::vector<Tensor> g;
     switch (layer.kind) {
@@ -377,11 +420,15 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
   for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
   loss = sum_over_processes(loss);
   for (auto& layer_tiles : tiles_) {
-    for (TileState& tile : layer_tiles) {
-      if (transport_.holds(tile.device)) tile.grad = Tensor(tile.box);
-    }
+    for (TileState& tile : layer_tiles) tile.grad = Tensor();  // allocated as gradients arrive
   }
-  for (int id = graph_.size() - 1; id >= 0; --id) backward(id, labels);
+  for (int id = graph_.size() - 1; id >= 0; --id) {
+    for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+      if (transport_.holds(tile.device) && tile.grad.box() != tile.box) tile.grad = Tensor(tile.box);
+    }
+    backward(id, labels);
+    release(id);
+  }
   ++steps_;
   return loss;
 }

@@ -85,9 +85,13 @@ class Executor {
   struct TileState {
     int device = 0;
     Box box;
-    std::vector<Tensor> inputs;  // per slot, over required_input_box (saved for backward)
-    Tensor output;               // loss layer: the softmax probabilities
-    Tensor grad;                 // gradient of the output, summed from the consumers
+    // Per slot, the input over required_input_box (saved for backward): `input[slot]`
+    // points either at `gathered[slot]` or, when one producer tile on the same device has
+    // exactly that box, at the producer's output (no copy).
+    std::vector<Tensor> gathered;
+    std::vector<const Tensor*> input;
+    Tensor output;  // loss layer: the softmax probabilities
+    Tensor grad;    // gradient of the output, summed from the consumers; allocated in backward
     LayerParams params;          // the tile's replica of its shard (has_params kinds)
     std::vector<float> momentum_weight, momentum_bias;
     BatchNormStats stats;        // batch norm: the reduced statistics of this step
@@ -95,6 +99,8 @@ class Executor {
 
   // Fills the held tiles' input tensors of layer `id` from the producers' tiles.
   void gather_inputs(int id);
+  // Frees what layer `id`'s tiles kept for the backward, once it has run.
+  void release(int id);
   // Adds grads[t] (input `slot`'s gradient of tile t, held tiles only) into the producers' tiles.
   void send_back(int id, int slot, std::vector<Tensor>& grads);
   // All-reduces flatten(t) over each replica group of layer `id`; result per held tile.

@@ -1,5 +1,8 @@
 #include "runtime/kernels/kernel_checks.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <stdexcept>
 #include <string>
 
@@ -25,26 +28,38 @@ void check_out_box(const LayerRef& l, const Box& out_box) {
   }
 }
 
-Tensor required_input(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) {
+namespace {
+Box checked_need(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) {
   const Box need = l.required_input(slot, out_box);
   if (!input.contains(need)) {
     throw std::invalid_argument(who(l) + ": input " + std::to_string(slot) + " must cover " + need.str() +
                                 " to compute " + out_box.str() + ", got a tensor of " + input.box().str());
   }
-  return crop(input, need);
+  return need;
+}
+}  // namespace
+
+Tensor required_input(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) {
+  return crop(input, checked_need(l, slot, input, out_box));
+}
+
+InputTile::InputTile(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) : input_(&input) {
+  const Box need = checked_need(l, slot, input, out_box);
+  if (input.box() != need) copy_ = crop(input, need);
 }
 
 void check_params(const LayerRef& l, const LayerParams& params, const Box& out_box) {
-  const LayerParams expected = zero_params(l.graph, l.layer, out_box.dim[1]);
-  if (params.channels != out_box.dim[1] || params.row != expected.row ||
-      params.weight.size() != expected.weight.size() || params.bias.size() != expected.bias.size()) {
+  const ParamLayout layout = param_layout(l.graph, l.layer);
+  const auto rows = static_cast<size_t>(out_box.dim[1].size());
+  const size_t weights = rows * static_cast<size_t>(layout.row), biases = layout.has_bias ? rows : 0;
+  if (params.channels != out_box.dim[1] || params.row != layout.row || params.weight.size() != weights ||
+      params.bias.size() != biases) {
     throw std::invalid_argument(who(l) + ": expected the parameter shard of channels [" +
                                 std::to_string(out_box.dim[1].lo) + "," + std::to_string(out_box.dim[1].hi) +
-                                ") with " + std::to_string(expected.weight.size()) + " weights and " +
-                                std::to_string(expected.bias.size()) + " biases, got channels [" +
-                                std::to_string(params.channels.lo) + "," + std::to_string(params.channels.hi) +
-                                ") with " + std::to_string(params.weight.size()) + " and " +
-                                std::to_string(params.bias.size()));
+                                ") with " + std::to_string(weights) + " weights and " + std::to_string(biases) +
+                                " biases, got channels [" + std::to_string(params.channels.lo) + "," +
+                                std::to_string(params.channels.hi) + ") with " +
+                                std::to_string(params.weight.size()) + " and " + std::to_string(params.bias.size()));
   }
 }
 
@@ -68,6 +83,17 @@ void check_sums(const LayerRef& l, const char* what, Interval channels, size_t a
   }
 }
 }  // namespace
+
+Normalization normalization(const BatchNormStats& s, double eps) {
+  Normalization z;
+  for (size_t i = 0; i < s.sum.size(); ++i) {
+    const double mean = s.sum[i] / static_cast<double>(s.count);
+    const double var = std::max(0.0, s.sum_sq[i] / static_cast<double>(s.count) - mean * mean);  // biased
+    z.mean.push_back(mean);
+    z.inv_std.push_back(1.0 / std::sqrt(var + eps));
+  }
+  return z;
+}
 
 void check_batch_norm_stats(const LayerRef& l, const BatchNormStats& s, const Box& out_box) {
   check_sums(l, "batch-norm statistics", s.channels, s.sum.size(), s.sum_sq.size(), s.count, out_box);

@@ -2,6 +2,8 @@
 // Argument checks and geometry shared by the kernel implementations (not public API).
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "runtime/kernels/kernels.h"
 
@@ -14,6 +16,20 @@ void check_out_box(const LayerRef& l, const Box& out_box);
 // The input of `slot` for computing `out_box`: `input` cropped to the required box;
 // throws naming the layer and both boxes when `input` does not cover it.
 Tensor required_input(const LayerRef& l, int slot, const Tensor& input, const Box& out_box);
+// The same input without a copy where it can: `input` itself when its box is exactly the
+// required one, else a cropped copy that this object owns.
+class InputTile {
+ public:
+  InputTile(const LayerRef& l, int slot, const Tensor& input, const Box& out_box);
+  InputTile(const InputTile&) = delete;
+  InputTile& operator=(const InputTile&) = delete;
+  const Tensor& operator*() const { return copy_ ? *copy_ : *input_; }
+
+ private:
+  const Tensor* input_;
+  std::optional<Tensor> copy_;
+};
+
 // Throws unless `params` is the shard of out_box's channels of this layer.
 void check_params(const LayerRef& l, const LayerParams& params, const Box& out_box);
 // Throws unless `grad` has the box `expected` (named `what`).
@@ -22,6 +38,13 @@ void check_box(const Tensor& t, const Box& expected, const char* what, const Lay
 // Throws unless the (reduced) batch-norm sums are those of out_box's channels.
 void check_batch_norm_stats(const LayerRef& l, const BatchNormStats& stats, const Box& out_box);
 void check_batch_norm_stats(const LayerRef& l, const BatchNormGradStats& stats, const Box& out_box);
+
+// Per channel mean and 1/sqrt(var + eps) of reduced batch-norm statistics, with the
+// biased variance (as PyTorch normalizes).
+struct Normalization {
+  std::vector<double> mean, inv_std;
+};
+Normalization normalization(const BatchNormStats& s, double eps);
 
 // Throws unless out_box keeps every element of a sample together (splits samples only):
 // the loss's tiles, whose softmax runs over all classes.

@@ -2,7 +2,7 @@
 // Kernels on oneDNN 2.6 (CPU, plain NCHW buffers wrapped without copies): convolution
 // (forward, backward data, backward weights), max, average and global average pooling, inner product,
 // ReLU, batch-norm forward (with the caller's global statistics), and log-softmax for
-// the loss. Everything else runs the reference loops it inherits (docs/kernels.md).
+// the loss; batch norm's statistics and backward run the plane loops of batch_norm_loops.h. Everything else runs the reference loops it inherits (docs/kernels.md).
 // A tile's padding is passed to oneDNN per side (padding_l/padding_r): nonzero only
 // where the tile touches the true border of the input.
 #include <memory>
@@ -36,8 +36,14 @@ class OnednnKernels : public ReferenceKernels {
                                          const Tensor& grad_output) override;
   Tensor relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
   Tensor relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) override;
+  BatchNormStats batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) override;
   Tensor batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
                             const BatchNormStats& global, const Box& out_box) override;
+  BatchNormGradStats batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                                    const Tensor& grad_output, const BatchNormStats& global) override;
+  Tensor batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                             const Tensor& grad_output, const BatchNormStats& global,
+                             const BatchNormGradStats& global_grad) override;
   LossTile softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits, const std::vector<int64_t>& labels,
                                          const Box& out_box) override;
 

@@ -9,36 +9,47 @@ bool has_params(LayerKind kind) {
   return kind == LayerKind::kConv2d || kind == LayerKind::kFullyConnected || kind == LayerKind::kBatchNorm;
 }
 
-LayerParams zero_params(const ModelGraph& graph, const Layer& layer, Interval channels) {
+ParamLayout param_layout(const ModelGraph& graph, const Layer& layer) {
   if (!has_params(layer.kind)) {
     throw std::invalid_argument("layer " + layer.name + " (" + std::string(kind_name(layer.kind)) +
                                 ") has no parameters");
   }
+  const Shape& in = graph.input_shape(layer, 0);
+  switch (layer.kind) {
+    case LayerKind::kConv2d: return {in.c() * layer.window.kernel_h * layer.window.kernel_w, layer.has_bias};
+    case LayerKind::kFullyConnected: return {in.c() * in.h() * in.w(), layer.has_bias};
+    default: return {1, true};  // batch norm: weight and bias per channel
+  }
+}
+
+LayerParams zero_params(const ModelGraph& graph, const Layer& layer, Interval channels) {
+  const ParamLayout layout = param_layout(graph, layer);
   if (channels.lo < 0 || channels.hi > layer.output.c() || channels.hi < channels.lo) {
     throw std::invalid_argument("layer " + layer.name + ": channel range [" + std::to_string(channels.lo) + "," +
                                 std::to_string(channels.hi) + ") is outside [0," +
                                 std::to_string(layer.output.c()) + ")");
   }
-  const Shape& in = graph.input_shape(layer, 0);
   LayerParams p;
   p.channels = channels;
+  p.row = layout.row;
   const auto rows = static_cast<size_t>(channels.size());
-  switch (layer.kind) {
-    case LayerKind::kConv2d:
-      p.row = in.c() * layer.window.kernel_h * layer.window.kernel_w;
-      break;
-    case LayerKind::kFullyConnected:
-      p.row = in.c() * in.h() * in.w();
-      break;
-    default:  // batch norm
-      p.row = 1;
-      p.running_mean.assign(rows, 0.0f);
-      p.running_var.assign(rows, 1.0f);
-      break;
+  if (layer.kind == LayerKind::kBatchNorm) {
+    p.running_mean.assign(rows, 0.0f);
+    p.running_var.assign(rows, 1.0f);
   }
   p.weight.assign(rows * static_cast<size_t>(p.row), layer.kind == LayerKind::kBatchNorm ? 1.0f : 0.0f);
-  if (layer.has_bias || layer.kind == LayerKind::kBatchNorm) p.bias.assign(rows, 0.0f);
+  if (layout.has_bias) p.bias.assign(rows, 0.0f);
   return p;
+}
+
+LayerParams gradient_like(const LayerParams& params) {
+  LayerParams g;
+  g.channels = params.channels;
+  g.row = params.row;
+  g.eps = params.eps;
+  g.weight.assign(params.weight.size(), 0.0f);
+  g.bias.assign(params.bias.size(), 0.0f);
+  return g;
 }
 
 LayerParams zero_params(const ModelGraph& graph, const Layer& layer) {

@@ -37,6 +37,17 @@ bool has_params(LayerKind kind);
 LayerParams zero_params(const ModelGraph& graph, const Layer& layer, Interval channels);
 LayerParams zero_params(const ModelGraph& graph, const Layer& layer);  // all channels
 
+// Weight elements per output channel (in*kh*kw, in, or 1) and whether there is a bias, of
+// a layer with parameters, without allocating them (zero_params does the same checks).
+struct ParamLayout {
+  int64_t row = 0;
+  bool has_bias = false;
+};
+ParamLayout param_layout(const ModelGraph& graph, const Layer& layer);
+
+// A zero gradient of the same channels and shape as `params` (weight and bias only).
+LayerParams gradient_like(const LayerParams& params);
+
 // The shard of `full` (which must cover `channels`) for output channels `channels`.
 LayerParams shard(const LayerParams& full, Interval channels);
 // Adds a shard's values into the matching rows of `full` (weight and bias only): how

@@ -17,21 +17,6 @@ int64_t global_index(const Shape& s, int64_t n, int64_t c, int64_t h, int64_t w)
   return ((n * s.c() + c) * s.h() + h) * s.w() + w;
 }
 
-struct Normalization {
-  std::vector<double> mean, inv_std;
-};
-
-Normalization normalization(const BatchNormStats& s, double eps) {
-  Normalization z;
-  for (size_t i = 0; i < s.sum.size(); ++i) {
-    const double mean = s.sum[i] / static_cast<double>(s.count);
-    const double var = std::max(0.0, s.sum_sq[i] / static_cast<double>(s.count) - mean * mean);  // biased
-    z.mean.push_back(mean);
-    z.inv_std.push_back(1.0 / std::sqrt(var + eps));
-  }
-  return z;
-}
-
 }  // namespace
 
 Tensor ReferenceKernels::relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
@@ -56,7 +41,8 @@ Tensor ReferenceKernels::relu_backward(const LayerRef& l, const Tensor& output, 
 BatchNormStats ReferenceKernels::batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) {
   check_kind(l, LayerKind::kBatchNorm);
   check_out_box(l, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   BatchNormStats s;
   s.channels = out_box.dim[1];
   s.sum.assign(static_cast<size_t>(s.channels.size()), 0.0);
@@ -94,7 +80,8 @@ BatchNormGradStats ReferenceKernels::batch_norm_backward_statistics(const LayerR
   check_out_box(l, out_box);
   check_params(l, params, out_box);
   check_batch_norm_stats(l, global, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const Normalization z = normalization(global, params.eps);
   BatchNormGradStats g;
   g.channels = out_box.dim[1];
@@ -177,7 +164,8 @@ Tensor ReferenceKernels::concat_forward(const LayerRef& l, const std::vector<con
   for (size_t slot = 0; slot < inputs.size(); ++slot) {
     const Box need = l.required_input(static_cast<int>(slot), out_box);
     if (!need.empty()) {
-      const Tensor x = required_input(l, static_cast<int>(slot), *inputs[slot], out_box);
+      const InputTile x_tile(l, static_cast<int>(slot), *inputs[slot], out_box);
+  const Tensor& x = *x_tile;
       for_each_element(need, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
         y.at(n, c + offset, h, w) = x.at(n, c, h, w);
       });
@@ -212,7 +200,8 @@ Tensor ReferenceKernels::add_forward(const LayerRef& l, const std::vector<const 
   }
   Tensor y(out_box);
   for (size_t slot = 0; slot < inputs.size(); ++slot) {
-    add_intersection(required_input(l, static_cast<int>(slot), *inputs[slot], out_box), &y);
+    const InputTile x_tile(l, static_cast<int>(slot), *inputs[slot], out_box);
+    add_intersection(*x_tile, &y);
   }
   return y;
 }
@@ -228,7 +217,8 @@ LossTile ReferenceKernels::softmax_cross_entropy_forward(const LayerRef& l, cons
   check_kind(l, LayerKind::kSoftmaxCrossEntropy);
   check_out_box(l, out_box);
   check_samples_only(l, out_box);
-  const Tensor x = required_input(l, 0, logits, out_box);
+  const InputTile x_tile(l, 0, logits, out_box);
+  const Tensor& x = *x_tile;
   check_labels(l, labels, out_box);
   const int64_t classes = l.layer.output.c() * l.layer.output.h() * l.layer.output.w();
   LossTile out{Tensor(out_box), 0.0};

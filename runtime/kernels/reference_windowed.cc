@@ -42,7 +42,8 @@ Tensor ReferenceKernels::conv2d_forward(const LayerRef& l, const LayerParams& pa
   check_kind(l, LayerKind::kConv2d);
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const Shape& in_shape = l.input_shape(0);
   const Window& win = l.layer.window;
   Tensor y(out_box);
@@ -64,7 +65,8 @@ WeightedGrads ReferenceKernels::conv2d_backward(const LayerRef& l, const LayerPa
   const Box& out_box = grad_output.box();
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const Shape& in_shape = l.input_shape(0);
   const Window& win = l.layer.window;
   std::vector<double> dx(static_cast<size_t>(x.size()), 0.0), dw(params.weight.size(), 0.0),
@@ -92,7 +94,8 @@ WeightedGrads ReferenceKernels::conv2d_backward(const LayerRef& l, const LayerPa
 Tensor ReferenceKernels::max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
   check_kind(l, LayerKind::kMaxPool);
   check_out_box(l, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   Tensor y(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
     float best = -std::numeric_limits<float>::infinity();
@@ -108,7 +111,8 @@ Tensor ReferenceKernels::max_pool_backward(const LayerRef& l, const Tensor& inpu
   check_kind(l, LayerKind::kMaxPool);
   const Box& out_box = grad_output.box();
   check_out_box(l, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   Tensor dx(x.box());
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
     float best = -std::numeric_limits<float>::infinity();
@@ -128,7 +132,8 @@ Tensor ReferenceKernels::max_pool_backward(const LayerRef& l, const Tensor& inpu
 Tensor ReferenceKernels::avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
   check_kind(l, LayerKind::kAvgPool);
   check_out_box(l, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const Window& win = l.layer.window;
   const double divisor = win.kernel_h * win.kernel_w;  // count_include_pad=True
   Tensor y(out_box);
@@ -160,7 +165,8 @@ Tensor ReferenceKernels::avg_pool_backward(const LayerRef& l, const Tensor& grad
 Tensor ReferenceKernels::global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
   check_kind(l, LayerKind::kGlobalAvgPool);
   check_out_box(l, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const Shape& s = l.input_shape(0);
   Tensor y(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t, int64_t) {
@@ -189,7 +195,8 @@ Tensor ReferenceKernels::fully_connected_forward(const LayerRef& l, const LayerP
   check_kind(l, LayerKind::kFullyConnected);
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const int64_t features = params.row;
   Tensor y(out_box);
   for (int64_t n = out_box.dim[0].lo; n < out_box.dim[0].hi; ++n) {
@@ -211,7 +218,8 @@ WeightedGrads ReferenceKernels::fully_connected_backward(const LayerRef& l, cons
   const Box& out_box = grad_output.box();
   check_out_box(l, out_box);
   check_params(l, params, out_box);
-  const Tensor x = required_input(l, 0, input, out_box);
+  const InputTile x_tile(l, 0, input, out_box);
+  const Tensor& x = *x_tile;
   const int64_t features = params.row;
   std::vector<double> dx(static_cast<size_t>(x.size()), 0.0), dw(params.weight.size(), 0.0),
       db(params.bias.size(), 0.0);

@@ -5,13 +5,27 @@
 
 namespace layerplan {
 
-Tensor::Tensor(const Box& box) : Tensor(box, std::vector<float>(static_cast<size_t>(box.volume()), 0.0f)) {}
+Tensor::Tensor(const Box& box) {
+  set_box(box);
+  data_.assign(static_cast<size_t>(box.volume()), 0.0f);
+}
 
-Tensor::Tensor(const Box& box, std::vector<float> data) : box_(box), data_(std::move(data)) {
+Tensor::Tensor(const Box& box, Uninitialized) {
+  set_box(box);
+  data_.resize(static_cast<size_t>(box.volume()));
+}
+
+void Tensor::set_box(const Box& box) {
   for (int d = 0; d < kNumDims; ++d) {
     if (box.dim[d].hi < box.dim[d].lo) throw std::invalid_argument("tensor box " + box.str() + " is inverted");
     ext_[d] = box.dim[d].size();
   }
+  box_ = box;
+}
+
+Tensor::Tensor(const Box& box, std::vector<float> data) {
+  set_box(box);
+  data_.assign(data.begin(), data.end());
   if (static_cast<int64_t>(data_.size()) != box.volume()) {
     throw std::invalid_argument("tensor of box " + box.str() + " needs " + std::to_string(box.volume()) +
                                 " floats, got " + std::to_string(data_.size()));
@@ -74,7 +88,7 @@ int64_t add_intersection(const Tensor& src, Tensor* dst) {
 Tensor crop(const Tensor& src, const Box& box) {
   require_covers(src, box, "the tensor to crop");
   if (src.box() == box) return src;
-  Tensor out(box);
+  Tensor out(box, Tensor::kUninitialized);
   copy_intersection(src, &out);
   return out;
 }

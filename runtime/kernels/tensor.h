@@ -4,17 +4,44 @@
 // the box says which elements of the whole tensor the data holds, so that moving data
 // between tiles is copying the intersection of two boxes.
 #include <cstdint>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "planner/geometry.h"
 
 namespace layerplan {
 
+// std::allocator whose value-less construct() leaves floats uninitialized, so that a
+// buffer a kernel overwrites entirely is not first zeroed (one pass over memory saved).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  explicit UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 class Tensor {
  public:
+  enum Uninitialized { kUninitialized };
+
   Tensor() = default;
   // Zeros over `box`.
   explicit Tensor(const Box& box);
+  // Over `box`, values unspecified: for results that are written element by element.
+  Tensor(const Box& box, Uninitialized);
   // `data` in NCHW order of the box; throws std::invalid_argument unless it has box.volume() floats.
   Tensor(const Box& box, std::vector<float> data);
 
@@ -24,7 +51,7 @@ class Tensor {
   int64_t size() const { return static_cast<int64_t>(data_.size()); }
   float* data() { return data_.data(); }
   const float* data() const { return data_.data(); }
-  const std::vector<float>& values() const { return data_; }
+  std::vector<float> values() const { return {data_.begin(), data_.end()}; }  // a copy
 
   // Offset in data() of the element at *global* coordinates (n, c, h, w), which must lie
   // in the box (unchecked; use contains()).
@@ -42,7 +69,9 @@ class Tensor {
  private:
   Box box_;
   std::array<int64_t, kNumDims> ext_{0, 0, 0, 0};
-  std::vector<float> data_;
+  std::vector<float, UninitializedAllocator<float>> data_;
+
+  void set_box(const Box& box);
 };
 
 // Copies the elements of src.box() ∩ dst->box() from src into dst (what a transfer between
