@@ -117,10 +117,13 @@ struct TrainResult {
   TrafficCounts traffic;
 };
 
-// Trains `plan` for `steps` SGD steps with the reference kernels in one process.
+// Trains `plan` for `steps` SGD steps in one process, with the reference kernels unless
+// `backend` says "onednn".
 inline TrainResult train(const ModelGraph& graph, const std::vector<Configuration>& plan, int steps,
-                         const SgdOptions& sgd = test_sgd()) {
-  static const auto kernels = make_kernels("reference");
+                         const SgdOptions& sgd = test_sgd(), std::string_view backend = "reference") {
+  static const auto reference = make_kernels("reference");
+  static const auto onednn = make_kernels("onednn", 1);
+  Kernels* kernels = backend == "onednn" ? onednn.get() : reference.get();
   InProcessTransport transport;
   ExecutorOptions options;
   options.sgd = sgd;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -13,9 +14,10 @@
 namespace layerplan {
 namespace {
 
-// The weight and bias of a gradient shard as one buffer, the unit of the all-reduce.
-std::vector<float> flatten_grads(const LayerParams& g) {
-  std::vector<float> v(g.weight);
+// The weight and bias of a gradient shard as one buffer, the unit of the all-reduce
+// (taking over the weight's storage: no copy when it has room for the bias).
+std::vector<float> flatten_grads(LayerParams&& g) {
+  std::vector<float> v = std::move(g.weight);
   v.insert(v.end(), g.bias.begin(), g.bias.end());
   return v;
 }
@@ -307,15 +309,14 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
 void Executor::reduce_and_update(int id, std::vector<LayerParams>& grads) {
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
   const auto reduced = reduce_over_groups<float>(id, ReduceKind::kWeightGradients,
-                                                 [&](int t) { return flatten_grads(grads[static_cast<size_t>(t)]); });
+                                                 [&](int t) { return flatten_grads(std::move(grads[static_cast<size_t>(t)])); });
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
-    const std::vector<float>& g = reduced[t];
-    const auto split = static_cast<std::ptrdiff_t>(tile.params.weight.size());
-    sgd_update(options_.sgd, std::vector<float>(g.begin(), g.begin() + split), &tile.params.weight,
-               &tile.momentum_weight);
-    sgd_update(options_.sgd, std::vector<float>(g.begin() + split, g.end()), &tile.params.bias, &tile.momentum_bias);
+    const std::span<const float> g = reduced[t];
+    const size_t split = tile.params.weight.size();
+    sgd_update(options_.sgd, g.first(split), &tile.params.weight, &tile.momentum_weight);
+    sgd_update(options_.sgd, g.subspan(split), &tile.params.bias, &tile.momentum_bias);
   }
 }
 

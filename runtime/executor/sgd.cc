@@ -4,7 +4,7 @@
 
 namespace layerplan {
 
-void sgd_update(const SgdOptions& options, const std::vector<float>& grad, std::vector<float>* param,
+void sgd_update(const SgdOptions& options, std::span<const float> grad, std::vector<float>* param,
                 std::vector<float>* buffer) {
   if (grad.size() != param->size()) throw std::invalid_argument("sgd_update: gradient and parameter lengths differ");
   const bool first = buffer->empty();

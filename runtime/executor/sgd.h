@@ -6,6 +6,7 @@
 //   p -= lr · buf
 // applied to every parameter tensor, biases and batch-norm weights included (PyTorch's
 // default parameter groups).
+#include <span>
 #include <vector>
 
 namespace layerplan {
@@ -18,7 +19,11 @@ struct SgdOptions {
 
 // Updates `param` in place with `grad`; `buffer` is the momentum buffer, empty before the
 // first step. Throws std::invalid_argument when the lengths differ.
-void sgd_update(const SgdOptions& options, const std::vector<float>& grad, std::vector<float>* param,
+void sgd_update(const SgdOptions& options, std::span<const float> grad, std::vector<float>* param,
                 std::vector<float>* buffer);
+inline void sgd_update(const SgdOptions& options, const std::vector<float>& grad, std::vector<float>* param,
+                       std::vector<float>* buffer) {
+  sgd_update(options, std::span<const float>(grad), param, buffer);
+}
 
 }  // namespace layerplan

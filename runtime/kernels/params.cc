@@ -47,6 +47,7 @@ LayerParams gradient_like(const LayerParams& params) {
   g.channels = params.channels;
   g.row = params.row;
   g.eps = params.eps;
+  g.weight.reserve(params.weight.size() + params.bias.size());  // room to append the bias (executor)
   g.weight.assign(params.weight.size(), 0.0f);
   g.bias.assign(params.bias.size(), 0.0f);
   return g;
