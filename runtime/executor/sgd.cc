@@ -1,5 +1,6 @@
 #include "runtime/executor/sgd.h"
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace layerplan {
@@ -11,15 +12,20 @@ void sgd_update(const SgdOptions& options, std::span<const float> grad, std::vec
   if (options.momentum != 0 && first) buffer->resize(param->size());
   const auto lr = static_cast<float>(options.lr), wd = static_cast<float>(options.weight_decay),
              momentum = static_cast<float>(options.momentum);
-  for (size_t i = 0; i < param->size(); ++i) {
-    float d = grad[i];
-    if (wd != 0) d += wd * (*param)[i];
+  float* p = param->data();
+  float* buf = buffer->data();
+  const float* g = grad.data();
+  const auto n = static_cast<int64_t>(param->size());
+  // Element-wise, so threads change nothing in the result.
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (int64_t i = 0; i < n; ++i) {
+    float d = g[i];
+    if (wd != 0) d += wd * p[i];
     if (momentum != 0) {
-      float& b = (*buffer)[i];
-      b = first ? d : momentum * b + d;
-      d = b;
+      buf[i] = first ? d : momentum * buf[i] + d;
+      d = buf[i];
     }
-    (*param)[i] -= lr * d;
+    p[i] -= lr * d;
   }
 }
 

@@ -57,11 +57,14 @@ int64_t for_each_row(const Tensor& src, const Tensor& dst, Row&& row) {
   const Box common = intersect(src.box(), dst.box());
   if (common.empty()) return 0;
   const int64_t len = common.dim[3].size();
-  for (int64_t n = common.dim[0].lo; n < common.dim[0].hi; ++n) {
-    for (int64_t c = common.dim[1].lo; c < common.dim[1].hi; ++c) {
-      for (int64_t h = common.dim[2].lo; h < common.dim[2].hi; ++h) {
-        row(src.offset(n, c, h, common.dim[3].lo), dst.offset(n, c, h, common.dim[3].lo), len);
-      }
+  const int64_t channels = common.dim[1].size();
+  const int64_t planes = common.dim[0].size() * channels;
+  // Rows are disjoint, so threads change nothing in the result; small boxes stay serial.
+#pragma omp parallel for schedule(static) if (common.volume() > (1 << 18))
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const int64_t n = common.dim[0].lo + plane / channels, c = common.dim[1].lo + plane % channels;
+    for (int64_t h = common.dim[2].lo; h < common.dim[2].hi; ++h) {
+      row(src.offset(n, c, h, common.dim[3].lo), dst.offset(n, c, h, common.dim[3].lo), len);
     }
   }
   return common.volume();
