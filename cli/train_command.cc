@@ -1,6 +1,9 @@
 #include "cli/train_command.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -49,8 +52,13 @@ CLI::App* add_train_command(CLI::App& app, TrainCommandArgs& args) {
   sub->add_option("--steps", args.steps, "Stop after this many steps (global batches)");
   sub->add_option("--epochs", args.epochs, "Passes over the training set (default 1)");
   sub->add_option("--lr", args.lr, "SGD learning rate")->capture_default_str();
+  sub->add_option("--lr-schedule", args.lr_schedule,
+                  "constant, or cosine: the rate falls from --lr to 0 along a half cosine over the run's steps")
+      ->capture_default_str();
   sub->add_option("--momentum", args.momentum, "SGD momentum")->capture_default_str();
   sub->add_option("--weight-decay", args.weight_decay, "SGD weight decay")->capture_default_str();
+  sub->add_flag("--normalize", args.normalize,
+               "Standardise each image channel with the training split's mean and standard deviation");
   sub->add_option("--shuffle", args.shuffle, "on or off: a seeded shuffle each epoch")->capture_default_str();
   sub->add_option("--seed", args.seed, "Seed of the initial weights, the shuffle and synthetic data")
       ->capture_default_str();
@@ -97,6 +105,8 @@ int run_train_command(const TrainCommandArgs& args) {
   const std::vector<Configuration> plan = configurations_from_json(text, graph, devices);
 
   require(args.shuffle == "on" || args.shuffle == "off", "--shuffle " + args.shuffle + ": expected on or off");
+  require(args.lr_schedule == "constant" || args.lr_schedule == "cosine",
+          "--lr-schedule " + args.lr_schedule + ": expected constant or cosine");
   require(args.kernels == "onednn" || args.kernels == "reference",
           "--kernels " + args.kernels + ": expected onednn or reference");
   require(!args.steps || *args.steps >= 1, "--steps: expected 1 or more");
@@ -107,10 +117,15 @@ int run_train_command(const TrainCommandArgs& args) {
 
   const Shape& input = graph.layer(0).output;
   const int64_t classes = graph.layer(graph.size() - 1).output.c();
-  const TrainingData data = load_training_data(args.data, input, classes, args.seed);
+  // The samples this process's input tiles cover: the only images it loads and fills in
+  // (a launched rank r holds device r; one process holds them all).
+  DataOptions data_options{.seed = args.seed, .normalize = args.normalize, .positions = {}};
+  const std::vector<Box> input_tiles = tiles(input, plan[0]);
+  for (size_t t = 0; t < input_tiles.size(); ++t) {
+    if (!launched || plan[0].devices[t] == world.rank) data_options.positions.push_back(input_tiles[t].dim[0]);
+  }
+  const TrainingData data = load_training_data(args.data, input, classes, data_options);
   const int64_t steps_per_epoch = data.train->samples() / batch;  // the last partial batch is dropped
-  require(steps_per_epoch >= 1, "the training set has " + std::to_string(data.train->samples()) +
-                                    " samples, fewer than one batch of " + std::to_string(batch));
   const int epochs = args.epochs.value_or(1);
   int64_t total = static_cast<int64_t>(epochs) * steps_per_epoch;
   if (args.steps) total = args.epochs ? std::min(total, *args.steps) : *args.steps;
@@ -156,12 +171,7 @@ int run_train_command(const TrainCommandArgs& args) {
     require(log.is_open(), "--log-json '" + *args.log_json + "' cannot be written");
   }
 
-  // The samples this process's input tiles cover: the only images it fills in.
-  std::vector<Interval> needed;
-  const std::vector<Box> input_tiles = tiles(input, plan[0]);
-  for (size_t t = 0; t < input_tiles.size(); ++t) {
-    if (transport->holds(plan[0].devices[t])) needed.push_back(input_tiles[t].dim[0]);
-  }
+  const std::vector<Interval>& needed = data_options.positions;
 
   if (rank == 0) {
     std::printf("training %s, batch %lld, %s plan on %d device%s; %s; %lld steps (%lld per epoch)\n",
@@ -173,12 +183,12 @@ int run_train_command(const TrainCommandArgs& args) {
   // Test-set accuracy over whole batches of the plan's batch (the graph's batch is fixed:
   // the last test_samples % batch samples are left out), printed and logged by rank 0.
   const auto evaluate = [&](int epoch) {
-    const int64_t batches = data.test->samples() / batch;
-    const std::vector<int64_t> order = epoch_order(data.test->samples(), false, 0, 0);
+    const EpochOrder order(data.test->samples(), batch, false, 0, 0);
+    const int64_t batches = order.batches();
     double loss = 0;
     int64_t correct = 0;
     for (int64_t b = 0; b < batches; ++b) {
-      const GlobalBatch gb = assemble_batch(*data.test, order, b * batch, input, needed);
+      const GlobalBatch gb = assemble_batch(*data.test, order, b, input, needed);
       const Executor::Evaluation e = executor.evaluate(gb.images, gb.labels);
       loss += e.loss;
       correct += e.correct;
@@ -227,11 +237,16 @@ int run_train_command(const TrainCommandArgs& args) {
     }
   };
   for (int epoch = static_cast<int>(step / steps_per_epoch); step < total; ++epoch) {
-    const std::vector<int64_t> order = epoch_order(data.train->samples(), args.shuffle == "on", args.seed, epoch);
+    const EpochOrder order(data.train->samples(), batch, args.shuffle == "on", args.seed, epoch);
     // A resumed run continues inside its epoch.
     for (int64_t b = step % steps_per_epoch; b < steps_per_epoch && step < total; ++b) {
       const auto t0 = Clock::now();
-      const GlobalBatch gb = assemble_batch(*data.train, order, b * batch, input, needed);
+      const GlobalBatch gb = assemble_batch(*data.train, order, b, input, needed);
+      if (args.lr_schedule == "cosine") {
+        // A function of the step alone, so a resumed run continues the same schedule.
+        const double progress = static_cast<double>(step) / static_cast<double>(total);
+        executor.set_learning_rate(args.lr * 0.5 * (1.0 + std::cos(M_PI * progress)));
+      }
       const double loss = executor.step(gb.images, gb.labels);
       ++step;
       const auto t1 = Clock::now();
@@ -252,6 +267,11 @@ int run_train_command(const TrainCommandArgs& args) {
                 static_cast<double>((step - first_step) * batch) / elapsed,
                 args.save ? (", saved " + *args.save).c_str() : "");
   }
+  // Every rank: its peak resident memory, which shows what a plan's sharding saves
+  // (bench/vgg16_memory.sh).
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("peak memory %.1f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;
 }
 

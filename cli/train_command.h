@@ -18,7 +18,9 @@ struct TrainCommandArgs {
   std::optional<int64_t> steps;
   std::optional<int> epochs;
   double lr = 0.01, momentum = 0.9, weight_decay = 0.0;
+  std::string lr_schedule = "constant";  // or "cosine": --lr decayed to 0 over the run
   std::string shuffle = "on";
+  bool normalize = false;
   uint64_t seed = 1;
   std::string kernels = "onednn";
   int log_every = 10;

@@ -1,9 +1,12 @@
 #include "cli/train_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include "common/error.h"
 #include "runtime/datasets.h"
@@ -39,15 +42,45 @@ class SyntheticSource : public SampleSource {
   uint64_t seed_;
 };
 
-// A dataset in memory, each image zero-padded by `pad` pixels on every side.
-class MemorySource : public SampleSource {
+// A split read from files: where it is and how to read a range of it.
+struct Split {
+  std::string what;  // names the file(s) in messages
+  DatasetShape shape;
+  std::function<ImageBatch(SampleRange)> read;
+  std::function<std::vector<int64_t>()> labels;
+};
+
+// Per-channel mean and standard deviation.
+struct ChannelStats {
+  std::vector<double> mean, stddev;
+};
+
+// Every label of a split and the images of some ranges of its samples, each zero-padded
+// by `pad` pixels on every side.
+class FileSource : public SampleSource {
  public:
-  MemorySource(ImageBatch batch, int64_t pad) : batch_(std::move(batch)), pad_(pad) {}
-  int64_t samples() const override { return batch_.range.count; }
-  int64_t label(int64_t index) const override { return batch_.labels[static_cast<size_t>(index)]; }
+  FileSource(DatasetShape shape, std::vector<int64_t> labels, int64_t pad)
+      : shape_(shape), labels_(std::move(labels)), pad_(pad) {}
+  void hold(ImageBatch batch) { held_.push_back(std::move(batch)); }
+  void standardize(const ChannelStats& stats) {
+    const int64_t plane = shape_.height * shape_.width;
+    for (ImageBatch& b : held_) {
+      for (size_t i = 0; i < b.images.size(); ++i) {
+        const size_t c = (i / static_cast<size_t>(plane)) % static_cast<size_t>(shape_.channels);
+        b.images[i] = static_cast<float>((b.images[i] - stats.mean[c]) / stats.stddev[c]);
+      }
+    }
+  }
+
+  int64_t samples() const override { return shape_.samples; }
+  int64_t label(int64_t index) const override { return labels_.at(static_cast<size_t>(index)); }
   void image(int64_t index, float* out) const override {
-    const DatasetShape& s = batch_.shape;
-    const float* in = batch_.images.data() + index * s.image_elements();
+    const auto it = std::find_if(held_.begin(), held_.end(), [&](const ImageBatch& b) {
+      return index >= b.range.first && index < b.range.first + b.range.count;
+    });
+    if (it == held_.end()) throw std::logic_error("sample " + std::to_string(index) + " was not loaded by this rank");
+    const DatasetShape& s = shape_;
+    const float* in = it->images.data() + (index - it->range.first) * s.image_elements();
     const int64_t h = s.height + 2 * pad_, w = s.width + 2 * pad_;
     std::fill(out, out + s.channels * h * w, 0.0f);
     for (int64_t c = 0; c < s.channels; ++c) {
@@ -58,8 +91,10 @@ class MemorySource : public SampleSource {
   }
 
  private:
-  ImageBatch batch_;
+  DatasetShape shape_;
+  std::vector<int64_t> labels_;
   int64_t pad_;
+  std::vector<ImageBatch> held_;
 };
 
 std::string shape_str(int64_t c, int64_t h, int64_t w) {
@@ -77,68 +112,140 @@ int64_t fit(const DatasetShape& s, const Shape& input, const std::string& what, 
   return exact ? 0 : pad;
 }
 
-std::unique_ptr<SampleSource> checked(ImageBatch batch, int64_t pad, int64_t classes, const std::string& what) {
-  for (int64_t label : batch.labels) {
-    require(label >= 0 && label < classes, what + " has label " + std::to_string(label) + ", the model has " +
+// The mean and standard deviation of each channel over the whole split, read in chunks
+// (in file order, in double: every rank computes the same figures).
+ChannelStats channel_stats(const Split& split) {
+  const DatasetShape& s = split.shape;
+  const int64_t plane = s.height * s.width;
+  std::vector<double> sum(static_cast<size_t>(s.channels)), squares(sum.size());
+  constexpr int64_t kChunk = 4096;
+  for (int64_t first = 0; first < s.samples; first += kChunk) {
+    const ImageBatch b = split.read({first, std::min(kChunk, s.samples - first)});
+    for (size_t i = 0; i < b.images.size(); ++i) {
+      const size_t c = (i / static_cast<size_t>(plane)) % sum.size();
+      sum[c] += b.images[i];
+      squares[c] += static_cast<double>(b.images[i]) * b.images[i];
+    }
+  }
+  ChannelStats stats;
+  const double count = static_cast<double>(s.samples * plane);
+  for (size_t c = 0; c < sum.size(); ++c) {
+    const double mean = sum[c] / count;
+    const double stddev = std::sqrt(std::max(0.0, squares[c] / count - mean * mean));
+    require(stddev > 0, split.what + ": channel " + std::to_string(c) + " is constant; --normalize cannot scale it");
+    stats.mean.push_back(mean);
+    stats.stddev.push_back(stddev);
+  }
+  return stats;
+}
+
+// `split` with every label and the images of the lanes at batch `positions` (see the
+// header), standardised by `stats` when given.
+std::unique_ptr<SampleSource> load_split(const Split& split, int64_t pad, int64_t classes, int64_t batch,
+                                         std::vector<Interval> positions, const ChannelStats* stats) {
+  std::vector<int64_t> labels = split.labels();
+  for (int64_t label : labels) {
+    require(label >= 0 && label < classes, split.what + " has label " + std::to_string(label) + ", the model has " +
                                                std::to_string(classes) + " classes");
   }
-  return std::make_unique<MemorySource>(std::move(batch), pad);
+  auto source = std::make_unique<FileSource>(split.shape, std::move(labels), pad);
+  const int64_t lane = split.shape.samples / batch;
+  std::sort(positions.begin(), positions.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
+  for (size_t i = 0; i < positions.size() && lane > 0;) {
+    // Tiles may share or abut positions: read each run of lanes once.
+    Interval run = positions[i];
+    for (++i; i < positions.size() && positions[i].lo <= run.hi; ++i) run.hi = std::max(run.hi, positions[i].hi);
+    source->hold(split.read({run.lo * lane, (run.hi - run.lo) * lane}));
+  }
+  if (stats) source->standardize(*stats);
+  return source;
+}
+
+Split idx_split(const std::string& images, const std::string& labels) {
+  return {"'" + images + "'", idx_dataset_shape(images, labels),
+          [images, labels](SampleRange r) { return read_idx_dataset(images, labels, r); },
+          [images, labels] { return read_idx_labels(images, labels); }};
+}
+
+Split safetensors_split(const std::string& path) {
+  return {"dataset '" + path + "'", safetensors_dataset_shape(path),
+          [path](SampleRange r) { return read_safetensors_dataset(path, r); },
+          [path] { return read_safetensors_labels(path); }};
 }
 
 }  // namespace
 
-TrainingData load_training_data(const std::string& spec, const Shape& input, int64_t classes, uint64_t seed) {
+TrainingData load_training_data(const std::string& spec, const Shape& input, int64_t classes,
+                                const DataOptions& options) {
   TrainingData data;
+  const int64_t batch = input.n();
   if (spec == "synthetic") {
-    data.train = std::make_unique<SyntheticSource>(100 * input.n(), input.c() * input.h() * input.w(), classes, seed);
-    data.description = "synthetic data, " + std::to_string(100 * input.n()) + " samples an epoch";
+    data.train = std::make_unique<SyntheticSource>(100 * batch, input.c() * input.h() * input.w(), classes,
+                                                   options.seed);
+    data.description = "synthetic data, " + std::to_string(100 * batch) + " samples an epoch";
     return data;
   }
+  Split train, test;
+  bool has_test = false;
+  int64_t pad = 0;
   if (spec == "fashion-mnist") {
     const char* env = std::getenv("LAYERPLAN_FASHION_MNIST_DIR");
     const FashionMnistFiles f = fashion_mnist_files(env && *env ? env : kDebianFashionMnistDir);
-    const DatasetShape train = idx_dataset_shape(f.train_images, f.train_labels);
-    const DatasetShape test = idx_dataset_shape(f.test_images, f.test_labels);
-    const int64_t pad = fit(train, input, "Fashion-MNIST", true);
-    data.train = checked(read_idx_dataset(f.train_images, f.train_labels, {0, train.samples}), pad, classes,
-                         f.train_labels);
-    data.test = checked(read_idx_dataset(f.test_images, f.test_labels, {0, test.samples}), pad, classes,
-                        f.test_labels);
-    data.description = "Fashion-MNIST, " + std::to_string(train.samples) + " training and " +
-                       std::to_string(test.samples) + " test samples" + (pad ? ", padded to 32x32" : "");
-    return data;
+    train = idx_split(f.train_images, f.train_labels);
+    test = idx_split(f.test_images, f.test_labels);
+    has_test = true;
+    pad = fit(train.shape, input, "Fashion-MNIST", true);
+    data.description = "Fashion-MNIST, " + std::to_string(train.shape.samples) + " training and " +
+                       std::to_string(test.shape.samples) + " test samples" + (pad ? ", padded to 32x32" : "");
+  } else {
+    train = safetensors_split(spec);
+    pad = fit(train.shape, input, "dataset '" + spec + "'", false);
+    data.description = "'" + spec + "', " + std::to_string(train.shape.samples) + " samples";
   }
-  const DatasetShape shape = safetensors_dataset_shape(spec);
-  const int64_t pad = fit(shape, input, "dataset '" + spec + "'", false);
-  data.train = checked(read_safetensors_dataset(spec, {0, shape.samples}), pad, classes, "dataset '" + spec + "'");
-  data.description = "'" + spec + "', " + std::to_string(shape.samples) + " samples";
+  require(train.shape.samples >= batch, train.what + " has " + std::to_string(train.shape.samples) +
+                                            " samples, fewer than one batch of " + std::to_string(batch));
+  ChannelStats stats;
+  if (options.normalize) {
+    stats = channel_stats(train);
+    data.description += ", normalised (mean " + std::to_string(stats.mean[0]) + ", std " +
+                        std::to_string(stats.stddev[0]) + (stats.mean.size() > 1 ? " in channel 0)" : ")");
+  }
+  const ChannelStats* by = options.normalize ? &stats : nullptr;
+  data.train = load_split(train, pad, classes, batch, options.positions, by);
+  if (has_test) data.test = load_split(test, pad, classes, batch, options.positions, by);
   return data;
 }
 
-std::vector<int64_t> epoch_order(int64_t samples, bool shuffle, uint64_t seed, int epoch) {
-  std::vector<int64_t> order(static_cast<size_t>(samples));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  if (shuffle) {
-    std::mt19937_64 rng(mix(seed ^ 0x5u, static_cast<uint64_t>(epoch)));
+EpochOrder::EpochOrder(int64_t samples, int64_t batch, bool shuffle, uint64_t seed, int epoch)
+    : batch_(batch), lane_(samples / batch) {
+  if (!shuffle) return;
+  offset_.resize(static_cast<size_t>(batch_ * lane_));
+  for (int64_t n = 0; n < batch_; ++n) {
+    const auto lane = offset_.begin() + n * lane_;
+    std::iota(lane, lane + lane_, int64_t{0});
     // std::shuffle's draws depend on the standard library, not the rank: every rank of one
     // build gets the same order.
-    std::shuffle(order.begin(), order.end(), rng);
+    std::mt19937_64 rng(mix(mix(seed ^ 0x5u, static_cast<uint64_t>(epoch)), static_cast<uint64_t>(n)));
+    std::shuffle(lane, lane + lane_, rng);
   }
-  return order;
 }
 
-GlobalBatch assemble_batch(const SampleSource& source, const std::vector<int64_t>& order, int64_t first,
-                           const Shape& input, const std::vector<Interval>& needed) {
-  GlobalBatch b{Tensor(Box::whole(input)), {}};
+int64_t EpochOrder::sample(int64_t b, int64_t n) const {
+  return n * lane_ + (offset_.empty() ? b : offset_[static_cast<size_t>(n * lane_ + b)]);
+}
+
+GlobalBatch assemble_batch(const SampleSource& source, const EpochOrder& order, int64_t b, const Shape& input,
+                           const std::vector<Interval>& needed) {
+  GlobalBatch g{Tensor(Box::whole(input)), {}};
   const int64_t elements = input.c() * input.h() * input.w();
   for (int64_t n = 0; n < input.n(); ++n) {
-    const int64_t index = order[static_cast<size_t>(first + n)];
-    b.labels.push_back(source.label(index));
+    const int64_t index = order.sample(b, n);
+    g.labels.push_back(source.label(index));
     const bool want =
         std::any_of(needed.begin(), needed.end(), [&](const Interval& i) { return n >= i.lo && n < i.hi; });
-    if (want) source.image(index, b.images.data() + n * elements);
+    if (want) source.image(index, g.images.data() + n * elements);
   }
-  return b;
+  return g;
 }
 
 }  // namespace layerplan

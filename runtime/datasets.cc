@@ -72,6 +72,14 @@ void check_range(const DatasetShape& shape, SampleRange range, const std::string
               ") outside its " + std::to_string(shape.samples) + " samples");
 }
 
+std::vector<int64_t> read_idx_label_range(const std::string& labels_path, SampleRange range) {
+  std::vector<unsigned char> labels(static_cast<size_t>(range.count));
+  GzReader label_file(labels_path);
+  label_file.read_at(8 + static_cast<uint64_t>(range.first), labels.data(), labels.size(),
+                     "label " + std::to_string(range.first + range.count - 1));
+  return {labels.begin(), labels.end()};
+}
+
 }  // namespace
 
 SampleRange worker_share(int64_t total, int worker, int workers) {
@@ -120,12 +128,13 @@ ImageBatch read_idx_dataset(const std::string& images_path, const std::string& l
                  "image " + std::to_string(range.first + range.count - 1));
   batch.images.resize(pixels.size());
   for (size_t i = 0; i < pixels.size(); ++i) batch.images[i] = static_cast<float>(pixels[i]) / 255.0f;
-  std::vector<unsigned char> labels(static_cast<size_t>(range.count));
-  GzReader label_file(labels_path);
-  label_file.read_at(8 + static_cast<uint64_t>(range.first), labels.data(), labels.size(),
-                     "label " + std::to_string(range.first + range.count - 1));
-  batch.labels.assign(labels.begin(), labels.end());
+  batch.labels = read_idx_label_range(labels_path, range);
   return batch;
+}
+
+std::vector<int64_t> read_idx_labels(const std::string& images_path, const std::string& labels_path) {
+  const DatasetShape shape = idx_dataset_shape(images_path, labels_path);
+  return read_idx_label_range(labels_path, {0, shape.samples});
 }
 
 FashionMnistFiles fashion_mnist_files(const std::string& dir) {
@@ -165,6 +174,11 @@ ImageBatch read_safetensors_dataset(const std::string& path, SampleRange range) 
   batch.images = reader.read_rows("images", range.first, range.count).floats();
   batch.labels = reader.read_rows("labels", range.first, range.count).int64s();
   return batch;
+}
+
+std::vector<int64_t> read_safetensors_labels(const std::string& path) {
+  const DatasetShape shape = safetensors_dataset_shape(path);
+  return SafetensorsReader(path).read_rows("labels", 0, shape.samples).int64s();
 }
 
 }  // namespace layerplan

@@ -43,6 +43,8 @@ struct ImageBatch {
 // Images come out as N x 1 x H x W.
 DatasetShape idx_dataset_shape(const std::string& images_path, const std::string& labels_path);
 ImageBatch read_idx_dataset(const std::string& images_path, const std::string& labels_path, SampleRange range);
+// Every label of the dataset, without its images.
+std::vector<int64_t> read_idx_labels(const std::string& images_path, const std::string& labels_path);
 
 // The four files of Fashion-MNIST in `dir` (names as the dataset publishes them).
 struct FashionMnistFiles {
@@ -54,5 +56,6 @@ FashionMnistFiles fashion_mnist_files(const std::string& dir = kDebianFashionMni
 // A safetensors file with `images` (N, C, H, W) F32 and `labels` (N) I64.
 DatasetShape safetensors_dataset_shape(const std::string& path);
 ImageBatch read_safetensors_dataset(const std::string& path, SampleRange range);
+std::vector<int64_t> read_safetensors_labels(const std::string& path);
 
 }  // namespace layerplan

@@ -80,6 +80,8 @@ class Executor {
   void set_steps_done(int steps) { steps_ = steps; }
 
   int steps_done() const { return steps_; }
+  // The learning rate of the next steps (a schedule sets it before each step).
+  void set_learning_rate(double lr) { options_.sgd.lr = lr; }
 
  private:
   struct TileState {
