@@ -87,6 +87,7 @@ class Launch {
   }
 
   void signal(int sig) { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   std::string out() const { return read_text(dir_ / "stdout"); }
   std::string err() const { return read_text(dir_ / "stderr"); }
 
@@ -143,6 +144,29 @@ std::map<int, std::map<std::string, std::string>> env_lines(const std::string& o
     }
   }
   return result;
+}
+
+// The child of `parent` whose environment says LAYERPLAN_RANK=`rank`, or -1.
+pid_t rank_pid(pid_t parent, int rank) {
+  const std::string wanted = "LAYERPLAN_RANK=" + std::to_string(rank);
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after ')'.
+    const std::string stat = read_text(entry.path() / "stat");
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != parent) continue;
+    std::istringstream environ(read_text(entry.path() / "environ"));
+    for (std::string var; std::getline(environ, var, '\0');) {
+      if (var == wanted) return static_cast<pid_t>(std::stoi(name));
+    }
+  }
+  return -1;
 }
 
 bool process_exists(const std::string& pid) { return ::kill(std::stoi(pid), 0) == 0 || errno != ESRCH; }
@@ -263,6 +287,28 @@ TEST(Launch, ACrashStopsARankThatIgnoresSigtermWithinTenSeconds) {
   EXPECT_LT(run.elapsed_s(), 10.0);
   EXPECT_THAT(run.err(), HasSubstr("layerplan launch: rank 0 was killed by signal 6"));
   expect_all_gone(env_lines(run.out()));
+}
+
+TEST(Launch, KillingOneRankOfATrainingRunStopsAllWithinTenSecondsAndNamesIt) {
+  // `layerplan train` itself on 4 ranks with LeNet-5's plan for 4 devices, long enough
+  // that it is mid-run when rank 2 gets SIGKILL.
+  const fs::path plan = fs::temp_directory_path() / ("layerplan_kill_test_" + std::to_string(::getpid()) + ".json");
+  Launch planning({"plan", "--model", "lenet5", "--batch", "16", "--gpus", "4", "--gpus-per-node", "4", "--json",
+                   plan.string()});
+  ASSERT_EQ(planning.wait(), 0) << planning.describe();
+  Launch run({"launch", "--nproc", "4", "--", kBinary, "train", "--plan", plan.string(), "--data", "synthetic",
+              "--steps", "100000", "--log-every", "1"});
+  const bool started = run.wait_for_output("step 3/", std::chrono::seconds(60));
+  const pid_t victim = rank_pid(run.pid(), 2);
+  fs::remove(plan);
+  ASSERT_TRUE(started) << run.describe();
+  ASSERT_GT(victim, 0) << "no child of the launcher has LAYERPLAN_RANK=2";
+  const auto killed_at = Clock::now();
+  ::kill(victim, SIGKILL);
+  EXPECT_EQ(run.wait(), 128 + SIGKILL) << run.describe();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - killed_at).count(), 10.0);
+  EXPECT_THAT(run.err(), HasSubstr("layerplan launch: rank 2 was killed by signal 9")) << run.describe();
+  EXPECT_THAT(run.out(), Not(HasSubstr("done:")));
 }
 
 TEST(Launch, ARankThatHangsInACollectiveMakesItsPeersTimeOutAndAllStop) {
