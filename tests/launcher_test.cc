@@ -230,6 +230,8 @@ TEST(Launch, EveryRankGetsItsNumberTheWorldASharedStoreItsCpusAndPrefixedLines) 
     EXPECT_EQ(fields.at("local_rank"), std::to_string(rank));
     EXPECT_EQ(fields.at("world"), std::to_string(n));
     EXPECT_EQ(fields.at("backend"), "cpu");
+    // OpenMP workers spin briefly when idle, leaving the cores to the communicator's thread.
+    EXPECT_EQ(fields.at("spin"), "1000");
     // OMP_NUM_THREADS is the number of CPUs the rank is pinned to.
     const std::string list = fields.at("cpus");
     EXPECT_EQ(fields.at("omp"), std::to_string(std::count(list.begin(), list.end(), ',') + 1)) << list;
@@ -255,6 +257,15 @@ TEST(Launch, FourProcessesComputeCorrectlyAndSendExactlyTheDocumentedBytes) {
   for (int r = 0; r < 4; ++r) {
     EXPECT_THAT(run.out(), testing::ContainsRegex("\\[rank " + std::to_string(r) + "\\] bytes .* \\(as expected\\)"));
   }
+}
+
+TEST(Launch, ASpinCountTheUserSetIsKept) {
+  Launch run({"launch", "--nproc", "2", "--", kWorker, "--print-env", "--no-comm", "--steps", "1"},
+             {{"GOMP_SPINCOUNT", "77"}});
+  ASSERT_EQ(run.wait(), 0) << run.describe();
+  const auto env = env_lines(run.out());
+  ASSERT_EQ(env.size(), 2u) << run.describe();
+  for (const auto& [rank, fields] : env) EXPECT_EQ(fields.at("spin"), "77") << "rank " << rank;
 }
 
 TEST(Launch, MoreRanksThanCpusSayThatTheyShareAndRunOneThreadEach) {

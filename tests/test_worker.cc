@@ -86,9 +86,10 @@ void print_env() {
       if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
     }
   }
-  std::printf("env pid=%d rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s cpus=%s\n", static_cast<int>(getpid()),
+  std::printf("env pid=%d rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s spin=%s cpus=%s\n",
+              static_cast<int>(getpid()),
               get("LAYERPLAN_RANK"), get("LAYERPLAN_WORLD_SIZE"), get("LAYERPLAN_LOCAL_RANK"), get("LAYERPLAN_STORE_DIR"),
-              get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"), cpus.c_str());
+              get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"), get("GOMP_SPINCOUNT"), cpus.c_str());
   std::fflush(stdout);
 }
 
