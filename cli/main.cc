@@ -10,6 +10,7 @@
 #include "cli/launch_command.h"
 #include "cli/plan_command.h"
 #include "cli/topo_command.h"
+#include "cli/predict_command.h"
 #include "cli/train_command.h"
 #include "common/error.h"
 #include "planner/layer_math.h"
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
   CLI::App* launch = layerplan::add_launch_command(app, launch_args);
   layerplan::TrainCommandArgs train_args;
   CLI::App* train = layerplan::add_train_command(app, train_args);
+  layerplan::PredictCommandArgs predict_args;
+  CLI::App* predict = layerplan::add_predict_command(app, predict_args);
   argc = layerplan::split_launch_argv(argc, argv, launch_args);  // the ranks' command follows `--`
   // CLI11 would only say that a subcommand is required; name the word that was typed.
   const auto known = [&](const char* word) {
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, check-plan, launch, train, models or gpus\n";
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, check-plan, launch, train, predict, models or gpus\n";
     return kUsageExit;
   }
   try {
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
     if (*check) return layerplan::run_check_plan_command(check_args);
     if (*launch) return layerplan::run_launch_command(*launch, launch_args);
     if (*train) return layerplan::run_train_command(train_args);
+    if (*predict) return layerplan::run_predict_command(predict_args);
     if (*models && export_model) {
       std::cout << layerplan::model_to_json(layerplan::build_zoo_model(*export_model, 1));
     } else if (*models) {

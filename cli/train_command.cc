@@ -10,12 +10,10 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "cli/plan_file.h"
 #include "cli/train_data.h"
 #include "common/error.h"
-#include "job/job_plan.h"
-#include "planner/plan_json.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/executor/executor.h"
@@ -25,14 +23,6 @@
 
 namespace layerplan {
 namespace {
-
-std::string read_plan_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  require(in.is_open(), "plan file '" + path + "' cannot be read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 std::string clock_text(double seconds) {
   const long s = seconds > 0 ? static_cast<long>(seconds + 0.5) : 0;
@@ -77,16 +67,10 @@ CLI::App* add_train_command(CLI::App& app, TrainCommandArgs& args) {
 int run_train_command(const TrainCommandArgs& args) {
   // Everything that can be wrong with the input is checked before the log is opened or
   // the ranks connect.
-  const char* env_plan = std::getenv("LAYERPLAN_PLAN");
-  const std::string plan_path = args.plan.value_or(env_plan ? env_plan : "");
-  require(!plan_path.empty(), "no plan: give --plan FILE or set LAYERPLAN_PLAN");
-  const std::string text = read_plan_text(plan_path);
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  require(doc.is_object() && doc.value("format", "") == "layerplan-plan",
-          "plan file '" + plan_path + "' is not a layerplan plan file (docs/plan-format.md)");
-  const int64_t batch = doc.value("batch", int64_t{0});
-  const int devices = doc.value("cluster", nlohmann::json::object()).value("devices", 0);
-  require(batch >= 1 && devices >= 1, "plan file '" + plan_path + "' names no batch or device count");
+  const PlanFile file = read_plan_file(args.plan);
+  const std::string& plan_path = file.path;
+  const int64_t batch = file.batch;
+  const int devices = file.devices;
 
   const bool launched = std::getenv("LAYERPLAN_RANK") != nullptr;
   const GlooOptions world = launched ? gloo_options_from_env() : GlooOptions{};
@@ -95,14 +79,9 @@ int run_train_command(const TrainCommandArgs& args) {
               (devices == 1 ? " device" : " devices") + ", this run has " +
               std::to_string(world.world_size) + (world.world_size == 1 ? " process" : " processes") +
               ": start it with `layerplan launch --nproc " + std::to_string(devices) + " -- layerplan train ...`");
-  const std::string plan_model = doc.value("model", std::string());
-  JobRequest request;
-  request.model = args.model.value_or(plan_model);
-  request.model_path = args.model_path;
-  const ModelGraph graph = resolve_model(request, batch);
-  require(graph.name() == plan_model, "plan file '" + plan_path + "' is for model '" + plan_model + "', not '" +
-                                          graph.name() + "'");
-  const std::vector<Configuration> plan = configurations_from_json(text, graph, devices);
+  const ModelAndPlan loaded = model_and_plan(file, args.model, args.model_path);
+  const ModelGraph& graph = loaded.graph;
+  const std::vector<Configuration>& plan = loaded.plan;
 
   require(args.shuffle == "on" || args.shuffle == "off", "--shuffle " + args.shuffle + ": expected on or off");
   require(args.lr_schedule == "constant" || args.lr_schedule == "cosine",
@@ -175,7 +154,7 @@ int run_train_command(const TrainCommandArgs& args) {
 
   if (rank == 0) {
     std::printf("training %s, batch %lld, %s plan on %d device%s; %s; %lld steps (%lld per epoch)\n",
-                graph.name().c_str(), static_cast<long long>(batch), doc.value("strategy", std::string("?")).c_str(),
+                graph.name().c_str(), static_cast<long long>(batch), file.strategy.c_str(),
                 devices, devices == 1 ? "" : "s", data.description.c_str(), static_cast<long long>(total),
                 static_cast<long long>(steps_per_epoch));
     std::fflush(stdout);

@@ -50,11 +50,12 @@ class CostModel {
   const ModelGraph& graph() const { return graph_; }
   const DeviceGraph& devices() const { return devices_; }
 
+  // Time to all-reduce `bytes` among each group of devices (sorted) by rings, in parallel.
+  double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
+
  private:
   double roofline(double flops, double bytes, int kernels) const;
   TransferCost price_traffic(const EdgeTraffic& traffic) const;
-  // Time to synchronize shards of `bytes` among each group of devices (sorted), in parallel.
-  double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   TransferCost transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
                                         const Configuration& consumer_config) const;

@@ -1,6 +1,7 @@
 #include "runtime/executor/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
@@ -75,6 +76,8 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
   std::set<int> devices;
   for (const Configuration& config : plan_) devices.insert(config.devices.begin(), config.devices.end());
   devices_.assign(devices.begin(), devices.end());
+  compute_s_.assign(static_cast<size_t>(graph_.size()),
+                    std::vector<double>(devices_.empty() ? 0 : static_cast<size_t>(devices_.back()) + 1, 0.0));
   for (const Layer& layer : graph_.layers()) {
     const Configuration& config = plan_[static_cast<size_t>(layer.id)];
     if (config.tiles() != config.degrees.product()) {
@@ -228,6 +231,28 @@ std::vector<std::vector<T>> Executor::reduce_over_groups(int id, ReduceKind kind
   return buffers;
 }
 
+class Executor::ComputeTimer {
+ public:
+  ComputeTimer(Executor& executor, int id, int device)
+      : seconds_(executor.options_.time_compute
+                     ? &executor.compute_s_[static_cast<size_t>(id)][static_cast<size_t>(device)]
+                     : nullptr),
+        start_(seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+  ~ComputeTimer() {
+    if (seconds_) *seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  ComputeTimer(const ComputeTimer&) = delete;
+  ComputeTimer& operator=(const ComputeTimer&) = delete;
+
+ private:
+  double* seconds_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void Executor::reset_compute_seconds() {
+  for (auto& layer : compute_s_) std::fill(layer.begin(), layer.end(), 0.0);
+}
+
 void Executor::forward_batch_norm(int id) {
   const LayerRef l(graph_, id);
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
@@ -249,7 +274,9 @@ void Executor::forward_batch_norm(int id) {
     return;
   }
   for (TileState& tile : layer_tiles) {
-    if (transport_.holds(tile.device)) tile.stats = kernels_.batch_norm_statistics(l, *tile.input[0], tile.box);
+    if (!transport_.holds(tile.device)) continue;
+    const ComputeTimer timer(*this, id, tile.device);
+    tile.stats = kernels_.batch_norm_statistics(l, *tile.input[0], tile.box);
   }
   const auto reduced = reduce_over_groups<double>(id, ReduceKind::kBatchNormStatistics, [&](int t) {
     return flatten_stats(layer_tiles[static_cast<size_t>(t)].stats);
@@ -257,6 +284,7 @@ void Executor::forward_batch_norm(int id) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
+    const ComputeTimer timer(*this, id, tile.device);
     unflatten_stats(reduced[t], &tile.stats);
     tile.output = kernels_.batch_norm_forward(l, tile.params, *tile.input[0], tile.stats, tile.box);
     update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
@@ -274,6 +302,7 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       tile.output = crop(images, tile.box);  // loading data is not a transfer
       continue;
     }
+    const ComputeTimer timer(*this, id, tile.device);
     const Tensor& x = *tile.input[0];
     const Box& b = tile.box;
     switch (layer.kind) {
@@ -313,6 +342,7 @@ void Executor::reduce_and_update(int id, std::vector<LayerParams>& grads) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
+    const ComputeTimer timer(*this, id, tile.device);
     const std::span<const float> g = reduced[t];
     const size_t split = tile.params.weight.size();
     sgd_update(options_.sgd, g.first(split), &tile.params.weight, &tile.momentum_weight);
@@ -327,6 +357,7 @@ void Executor::backward_batch_norm(int id) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
+    const ComputeTimer timer(*this, id, tile.device);
     local[t] = kernels_.batch_norm_backward_statistics(l, tile.params, *tile.input[0], tile.grad, tile.stats);
   }
   const auto reduced = reduce_over_groups<double>(
@@ -336,6 +367,7 @@ void Executor::backward_batch_norm(int id) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
+    const ComputeTimer timer(*this, id, tile.device);
     BatchNormGradStats global = local[t];
     unflatten_grad_stats(reduced[t], &global);
     dx[t] = kernels_.batch_norm_backward(l, tile.params, *tile.input[0], tile.grad, tile.stats, global);
@@ -358,6 +390,7 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
+    const ComputeTimer timer(*this, id, tile.device);
     const Tensor& x = *tile.input[0];
     const Tensor& dy = tile.grad;
     std::vector<Tensor> g;

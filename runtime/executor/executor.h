@@ -33,6 +33,8 @@ struct ExecutorOptions {
   uint64_t dropout_seed = 7;  // mixed with the step and layer id for each dropout layer
   SgdOptions sgd;
   double batch_norm_momentum = 0.1;  // running statistics, as PyTorch
+  // Time every tile's computation (compute_seconds()); for `layerplan predict`.
+  bool time_compute = false;
 };
 
 class Executor {
@@ -83,6 +85,12 @@ class Executor {
   // The learning rate of the next steps (a schedule sets it before each step).
   void set_learning_rate(double lr) { options_.sgd.lr = lr; }
 
+  // With options.time_compute: the seconds each device has spent computing each layer
+  // since construction or the last reset, [layer][device]: its tiles' kernels forward and
+  // backward and their SGD updates, not gathering inputs or moving data. Zeros otherwise.
+  const std::vector<std::vector<double>>& compute_seconds() const { return compute_s_; }
+  void reset_compute_seconds();
+
  private:
   struct TileState {
     int device = 0;
@@ -129,6 +137,9 @@ class Executor {
   std::vector<int> devices_;                   // every device of the plan, ascending
   int steps_ = 0;
   bool evaluating_ = false;  // inside evaluate()
+  // Adds the time of its scope to compute_s_[layer][device] when options_.time_compute is set.
+  class ComputeTimer;
+  std::vector<std::vector<double>> compute_s_;
 };
 
 }  // namespace layerplan
