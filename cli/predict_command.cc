@@ -41,31 +41,6 @@ CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
 
 namespace {
 
-// What the runtime communicates beyond the planner's objective (docs/cost-model.md, "What is
-// not modeled"), priced by the same ring: a batch norm split over n, h or w all-reduces its
-// statistics among the tiles that share channels, forward (sum and sum of squares) and
-// backward (the two gradient sums), 2 doubles per channel each; every step all-reduces the
-// loss (1 double) over all devices.
-double statistics_time(const CostModel& cost, const Layer& layer, const Configuration& config) {
-  if (layer.kind != LayerKind::kBatchNorm) return 0;
-  const int shards = config.degrees[1];
-  if (config.tiles() == shards) return 0;
-  std::vector<std::vector<int>> groups(static_cast<size_t>(shards));
-  for (int t = 0; t < config.tiles(); ++t) {
-    groups[static_cast<size_t>(tile_coords(config.degrees, t)[1])].push_back(config.devices[static_cast<size_t>(t)]);
-  }
-  for (auto& group : groups) std::sort(group.begin(), group.end());
-  const double bytes = 2.0 * 8.0 * static_cast<double>(layer.output.c() / shards);
-  return 2 * cost.ring_all_reduce_time(groups, bytes);
-}
-
-double loss_time(const CostModel& cost, int devices) {
-  if (devices == 1) return 0;
-  std::vector<int> all(static_cast<size_t>(devices));
-  for (int d = 0; d < devices; ++d) all[static_cast<size_t>(d)] = d;
-  return cost.ring_all_reduce_time({all}, 8.0);
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t m = v.size() / 2;
@@ -162,7 +137,7 @@ int run_predict_command(const PredictCommandArgs& args) {
       t += cost.transfer(layer, static_cast<int>(slot), loaded.plan[static_cast<size_t>(layer.inputs[slot])], config)
                .time_s;
     }
-    const double y = cost.sync(layer, config).time_s + statistics_time(cost, layer, config);
+    const double y = cost.sync(layer, config).time_s + cost.batch_norm_statistics_time(layer, config);
     compute += c;
     transfer += t;
     sync += y;
@@ -172,7 +147,7 @@ int run_predict_command(const PredictCommandArgs& args) {
                   1e3 * y);
     }
   }
-  sync += loss_time(cost, file.devices);
+  sync += cost.loss_reduction_time(file.devices);
   const double step = compute + overhead + data_time + transfer + sync;
   std::printf("%s, batch %lld, %s plan on %d device%s: predicted step %.4f s = compute %.4f s + executor overhead "
               "%.4f s + data %.4f s (measured, median of %d steps, core share %.2f) + transfer %.4f s + sync %.4f s "

@@ -81,24 +81,48 @@ double CostModel::compute_time(const Layer& layer, const Configuration& config) 
   return fwd + bwd;
 }
 
-SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const {
-  const int64_t shard = shard_parameters(graph_, layer, config.degrees);
-  const int shards = channel_split_shards_weights(layer.kind) ? config.degrees[1] : 1;
-  const int replicas = config.tiles() / shards;
-  SyncCost cost;
-  if (shard == 0 || replicas == 1) return cost;
-  // Replica group of shard s: the tiles whose channel coordinate is s, in tile order.
+namespace {
+
+// The devices of each of `shards` groups (sorted): group s holds the tiles whose channel
+// coordinate is s (mod shards), the replicas of one weight shard or channel range.
+std::vector<std::vector<int>> shard_groups(const Configuration& config, int shards) {
   std::vector<std::vector<int>> groups(static_cast<size_t>(shards));
   for (int t = 0; t < config.tiles(); ++t) {
     groups[static_cast<size_t>(tile_coords(config.degrees, t)[1] % shards)].push_back(
         config.devices[static_cast<size_t>(t)]);
   }
   for (auto& group : groups) std::sort(group.begin(), group.end());
+  return groups;
+}
+
+}  // namespace
+
+SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const {
+  const int64_t shard = shard_parameters(graph_, layer, config.degrees);
+  const int shards = channel_split_shards_weights(layer.kind) ? config.degrees[1] : 1;
+  const int replicas = config.tiles() / shards;
+  SyncCost cost;
+  if (shard == 0 || replicas == 1) return cost;
+  const std::vector<std::vector<int>> groups = shard_groups(config, shards);
   const double bytes = static_cast<double>(shard * element_bytes_);
   cost.time_s = sync_scheme_ == SyncScheme::kParameterServer ? parameter_server_time(groups, bytes)
                                                               : ring_all_reduce_time(groups, bytes);
   cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * element_bytes_;
   return cost;
+}
+
+double CostModel::batch_norm_statistics_time(const Layer& layer, const Configuration& config) const {
+  const int shards = config.degrees[1];
+  if (layer.kind != LayerKind::kBatchNorm || config.tiles() == shards) return 0;
+  const double bytes = 2.0 * 8.0 * static_cast<double>(layer.output.c() / shards);
+  return 2 * ring_all_reduce_time(shard_groups(config, shards), bytes);
+}
+
+double CostModel::loss_reduction_time(int devices) const {
+  if (devices == 1) return 0;
+  std::vector<int> all(static_cast<size_t>(devices));
+  for (int d = 0; d < devices; ++d) all[static_cast<size_t>(d)] = d;
+  return ring_all_reduce_time({all}, 8.0);
 }
 
 double CostModel::ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const {
