@@ -4,11 +4,13 @@
 //  - Rank 0 and rank 1 bounce messages of growing size; a one-way time is half the median
 //    round trip. The bandwidth is the bytes of a 16 MiB message over its one-way time less
 //    the one-way time of a 4-byte message.
-//  - The latency is what a message costs when messages follow one another as the executor
-//    sends them: 500 back-to-back all-reduces of 64 floats, each priced by the cost model as
-//    2(p-1) = 2 latencies on 2 ranks. With each rank pinned to one core this is far more
-//    than the idle ping-pong's one-way time (about 0.5 ms against 0.05 ms here): Gloo's I/O
-//    thread shares the core with the rank's compute thread.
+//  - The latency is what one message costs the way the executor sends them: both ranks post
+//    a receive and then a send of 64 floats (a box move or a batch-norm statistics
+//    exchange), back to back and after computing for 0.1, 0.5, 2 and 10 ms. The JSON has
+//    each (latency_by_gap, which `layerplan predict --link` uses) and their mean over the
+//    gaps after computing (latency_us). On the 2-core virtual machine measured
+//    (docs/BENCHMARKS.md) a message after computing costs 1 to 3 ms, against 0.2 to 0.3 ms
+//    back to back and 0.05 ms for the idle ping-pong's one way.
 // `layerplan predict --link-gbytes --link-latency-us` takes the two figures.
 //
 //   build/layerplan launch --nproc 2 -- build/bench/gloo_link_bench [--json FILE]
@@ -19,6 +21,7 @@
 #include <exception>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/gloo_communicator.h"
@@ -46,6 +49,17 @@ double one_way_seconds(layerplan::Communicator& comm, size_t floats, int rounds)
   }
   std::sort(trips.begin(), trips.end());
   return trips[trips.size() / 2] / 2;
+}
+
+// Keeps this thread busy with arithmetic for `seconds`, as a kernel would; returns the
+// result so that the work is not optimised away.
+double compute_for(double seconds) {
+  double x = 1;
+  const auto t0 = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - t0).count() < seconds) {
+    for (int i = 0; i < 64; ++i) x = x * 1.0000001 + 1e-9;
+  }
+  return x;
 }
 
 }  // namespace
@@ -83,17 +97,59 @@ int main(int argc, char** argv) {
     const auto a0 = Clock::now();
     for (int i = 0; i < 500; ++i) comm->all_reduce_sum(small.data(), small.size());
     const double all_reduce = std::chrono::duration<double>(Clock::now() - a0).count() / 500;
-    const double latency = all_reduce / 2;
+    // Back-to-back exchanges of 64 floats, each rank posting its receive before its send,
+    // as the executor's box moves and batch-norm statistics go: one message time each.
+    std::vector<float> in(64);
+    comm->barrier();
+    const auto e0 = Clock::now();
+    const int peer = 1 - comm->rank();
+    for (int i = 0; i < 500; ++i) {
+      auto r = comm->irecv(in.data(), in.size(), peer, 3);
+      auto s = comm->isend(small.data(), small.size(), peer, 3);
+      r->wait();
+      s->wait();
+    }
+    const double exchange = std::chrono::duration<double>(Clock::now() - e0).count() / 500;
+    // The same exchange after each rank has computed for a while, as the executor's
+    // messages follow its kernels, for gaps from 0.1 to 10 ms (the range of a layer's
+    // kernels). `layerplan predict --link` prices each message at the figure of the compute
+    // gap before it; the mean over these gaps is the one latency the cost model's link gets.
+    std::vector<std::pair<double, double>> by_gap = {{0.0, exchange}};  // (gap s, exchange s)
+    double after_compute = 0;
+    const std::vector<std::pair<double, int>> gaps = {{1e-4, 100}, {5e-4, 100}, {2e-3, 50}, {1e-2, 30}};
+    for (const auto& [gap, rounds] : gaps) {
+      comm->barrier();
+      double total = 0;
+      for (int i = 0; i < rounds; ++i) {
+        if (compute_for(gap) < 0) std::printf(" ");  // never: x stays positive
+        const auto t0 = Clock::now();
+        auto r = comm->irecv(in.data(), in.size(), peer, 4);
+        auto s = comm->isend(small.data(), small.size(), peer, 4);
+        r->wait();
+        s->wait();
+        total += std::chrono::duration<double>(Clock::now() - t0).count();
+      }
+      by_gap.emplace_back(gap, total / rounds);
+      after_compute += total / rounds / static_cast<double>(gaps.size());
+    }
+    const double latency = after_compute;
     if (comm->rank() == 0) {
-      std::printf("ping-pong one-way latency %.1f us; all-reduce of 64 floats, back to back: %.1f us each\n",
-                  1e6 * idle_latency, 1e6 * all_reduce);
+      std::printf("64 floats: ping-pong one-way %.1f us; back to back: all-reduce %.1f us, exchange %.1f us\n",
+                  1e6 * idle_latency, 1e6 * all_reduce, 1e6 * exchange);
     }
     if (comm->rank() == 0) {
-      std::printf("link: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
+      std::printf("exchange of 64 floats after computing for");
+      for (const auto& [gap, t] : by_gap) std::printf(" %g ms: %.1f us;", 1e3 * gap, 1e6 * t);
+      std::printf("\nlink: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
       if (!json.empty()) {
         std::ofstream out(json);
         out << "{\"latency_us\": " << 1e6 * latency << ", \"bandwidth_gbytes\": " << bandwidth
-            << ", \"ping_pong_latency_us\": " << 1e6 * idle_latency << "}\n";
+            << ", \"ping_pong_latency_us\": " << 1e6 * idle_latency << ", \"latency_by_gap\": [";
+        for (size_t i = 0; i < by_gap.size(); ++i) {
+          out << (i ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[i].first << ", \"latency_us\": " << 1e6 * by_gap[i].second
+              << "}";
+        }
+        out << "]}\n";
       }
     }
     comm->barrier();

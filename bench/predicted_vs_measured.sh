@@ -3,8 +3,9 @@
 # 1, 2 and 4 ranks, the planner's layer-wise plan for that many devices of
 # bench/cpu_like_4_devices.toml is
 #   - predicted by `layerplan predict`: its tiles' compute measured in one process with the
-#     threads and core share a rank gets, plus the cost model's transfer and weight-sync
-#     times over the link that bench/gloo_link_bench measures between two ranks here;
+#     threads and core share a rank gets, plus the cost model's price of the bytes it moves
+#     and reduces over the link that bench/gloo_link_bench measures between two ranks here,
+#     and each message's time after the compute before it, from the same benchmark;
 #   - measured by `layerplan launch --nproc N -- layerplan train` on synthetic data: the
 #     median step time after the first step (from --log-json).
 # Prints one row per model and rank count with the error of the prediction, and a summary
@@ -48,8 +49,6 @@ mkdir -p "$out"
 cores=$(nproc)
 
 "$binary" launch --nproc 2 -- "$link_bench" --json "$out/link.json" | tee "$out/link.txt"
-latency=$(sed -E 's/.*"latency_us": ([0-9.e+-]+).*/\1/' "$out/link.json")
-bandwidth=$(sed -E 's/.*"bandwidth_gbytes": ([0-9.e+-]+).*/\1/' "$out/link.json")
 have_python=0
 command -v python3 >/dev/null && have_python=1
 
@@ -66,7 +65,7 @@ for c in "${cases[@]}"; do
     threads=$(( cores / n > 0 ? cores / n : 1 ))
     share=$(awk -v c="$cores" -v n="$n" 'BEGIN { print (c >= n ? 1 : c / n) }')
     OMP_NUM_THREADS=$threads "$binary" predict --plan "$out/$tag.plan.json" --steps "$case_steps" --core-share "$share" \
-      --link-gbytes "$bandwidth" --link-latency-us "$latency" --json "$out/$tag.predict.json" >"$out/$tag.predict.txt"
+      --link "$out/link.json" --json "$out/$tag.predict.json" >"$out/$tag.predict.txt"
     "$binary" launch --nproc "$n" -- "$binary" train --plan "$out/$tag.plan.json" --data synthetic \
       --steps "$case_steps" --log-every 1000 --log-json "$out/$tag.train.jsonl" >"$out/$tag.train.txt" 2>&1
     [ "$have_python" = 1 ] || { echo "$tag done (no python3: raw results in $out)"; continue; }

@@ -8,11 +8,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/link_figures.h"
 #include "cli/plan_file.h"
 #include "cli/train_data.h"
 #include "common/error.h"
 #include "planner/cost_model.h"
 #include "runtime/executor/executor.h"
+#include "runtime/executor/gradient_buckets.h"
 #include "runtime/executor/in_process_transport.h"
 #include "runtime/heap_tuning.h"
 #include "topology/cluster_spec.h"
@@ -29,10 +31,12 @@ CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
   sub->add_option("--core-share", args.core_share,
                   "Share of its cores each rank gets (cores / ranks when ranks outnumber cores)")
       ->capture_default_str();
-  sub->add_option("--link-gbytes", args.link_gbytes, "GB/s one way between two ranks (bench/gloo_link_bench)")
-      ->required();
-  sub->add_option("--link-latency-us", args.link_latency_us, "Latency of one message between two ranks, µs")
-      ->required();
+  sub->add_option("--link", args.link,
+                  "The link between two ranks as bench/gloo_link_bench --json measures it: bandwidth, and each "
+                  "message's time by the compute before it");
+  sub->add_option("--link-gbytes", args.link_gbytes, "Instead of --link: GB/s one way between two ranks");
+  sub->add_option("--link-latency-us", args.link_latency_us,
+                  "Instead of --link: the time of every message between two ranks, µs");
   sub->add_option("--kernels", args.kernels, "onednn or reference")->capture_default_str();
   sub->add_option("--json", args.json, "Also write the prediction to this file");
   sub->add_flag("-v,--verbose", args.verbose, "Print every layer's share");
@@ -56,10 +60,21 @@ int run_predict_command(const PredictCommandArgs& args) {
   require(args.steps >= 2, "--steps " + std::to_string(args.steps) + ": expected 2 or more (the first warms up)");
   require(args.core_share > 0 && args.core_share <= 1,
           "--core-share " + std::to_string(args.core_share) + ": expected a fraction in (0, 1]");
-  require(std::isfinite(args.link_gbytes) && args.link_gbytes > 0,
-          "--link-gbytes " + std::to_string(args.link_gbytes) + ": expected a positive bandwidth");
-  require(std::isfinite(args.link_latency_us) && args.link_latency_us >= 0,
-          "--link-latency-us " + std::to_string(args.link_latency_us) + ": expected 0 or more");
+  LinkFigures link;
+  if (args.link) {
+    require(!args.link_gbytes && !args.link_latency_us,
+            "--link and --link-gbytes/--link-latency-us: expected one or the other");
+    link = read_link_figures(*args.link);
+  } else {
+    require(args.link_gbytes && args.link_latency_us,
+            "--link-gbytes and --link-latency-us (or --link FILE): the link between ranks is needed");
+    require(std::isfinite(*args.link_gbytes) && *args.link_gbytes > 0,
+            "--link-gbytes " + std::to_string(*args.link_gbytes) + ": expected a positive bandwidth");
+    require(std::isfinite(*args.link_latency_us) && *args.link_latency_us >= 0,
+            "--link-latency-us " + std::to_string(*args.link_latency_us) + ": expected 0 or more");
+    link.gbytes = *args.link_gbytes;
+    link.latency_s = 1e-6 * *args.link_latency_us;
+  }
   require(args.kernels == "onednn" || args.kernels == "reference",
           "--kernels " + args.kernels + ": expected onednn or reference");
   if (args.json) {
@@ -68,12 +83,13 @@ int run_predict_command(const PredictCommandArgs& args) {
     require(std::filesystem::is_directory(dir), "--json '" + *args.json + "': no directory " + dir.string());
   }
 
-  // The ranks as devices of one node joined by the measured link.
+  // The ranks as devices of one node joined by the measured link. The cost model prices the
+  // bytes; every message's time is added below, by the compute before it.
   ClusterSpec spec;
   spec.nodes = 1;
   spec.gpus_per_node = file.devices;
-  spec.intra_bandwidth_gbytes = args.link_gbytes;
-  spec.intra_latency_us = args.link_latency_us;
+  spec.intra_bandwidth_gbytes = link.gbytes;
+  spec.intra_latency_us = 0;
   validate(spec);
   const DeviceGraph devices = build_device_graph(spec);
   const CostModel cost(graph, devices);
@@ -100,7 +116,8 @@ int run_predict_command(const PredictCommandArgs& args) {
   const double data_share = static_cast<double>(*std::max_element(covered.begin(), covered.end())) /
                             static_cast<double>(input.n());
   using Clock = std::chrono::steady_clock;
-  std::vector<std::vector<double>> per_step(static_cast<size_t>(graph.size()));  // [layer][step]: slowest device
+  // [layer][step]: the slowest device's compute, and its forward part
+  std::vector<std::vector<double>> per_step(static_cast<size_t>(graph.size())), forward_steps(per_step.size());
   std::vector<double> overhead_steps, data_steps;
   for (int s = 0; s < args.steps; ++s) {
     const auto t0 = Clock::now();
@@ -113,7 +130,10 @@ int run_predict_command(const PredictCommandArgs& args) {
     double kernels_s = 0;
     for (int id = 0; id < graph.size(); ++id) {
       const std::vector<double>& by_device = executor.compute_seconds()[static_cast<size_t>(id)];
-      per_step[static_cast<size_t>(id)].push_back(*std::max_element(by_device.begin(), by_device.end()));
+      const auto slowest = std::max_element(by_device.begin(), by_device.end()) - by_device.begin();
+      per_step[static_cast<size_t>(id)].push_back(by_device[static_cast<size_t>(slowest)]);
+      forward_steps[static_cast<size_t>(id)].push_back(
+          executor.forward_seconds()[static_cast<size_t>(id)][static_cast<size_t>(slowest)]);
       for (double d : by_device) kernels_s += d;
     }
     // What the step spent outside the kernels (copying boxes between tiles, allocating,
@@ -125,42 +145,134 @@ int run_predict_command(const PredictCommandArgs& args) {
   const double overhead = median(overhead_steps) / args.core_share;
   const double data_time = median(data_steps) / args.core_share;
 
-  double compute = 0, transfer = 0, sync = 0;
-  nlohmann::json layers = nlohmann::json::array();
-  if (args.verbose) std::printf("%-28s %-24s %11s %11s %9s\n", "layer", "configuration", "compute ms", "transfer ms", "sync ms");
-  for (int id = 0; id < graph.size(); ++id) {
+  // The executor's messages in the order it sends them, all devices in step: each costs the
+  // link's time for a message after the compute since the previous one (the busiest
+  // device's), plus its bytes as the cost model prices them.
+  const std::vector<GradientBucket> buckets =
+      gradient_buckets(graph, loaded.plan, std::max<int64_t>(1, options.gradient_bucket_bytes / 4));
+  const auto n = static_cast<size_t>(graph.size());
+  std::vector<double> compute_s(n), forward_s(n), transfer_s(n, 0.0), sync_s(n, 0.0);
+  for (size_t id = 0; id < n; ++id) {
+    compute_s[id] = median(per_step[id]) / args.core_share;
+    forward_s[id] = std::min(compute_s[id], median(forward_steps[id]) / args.core_share);
+  }
+  double gap = 0, messages = 0;
+  const auto message = [&] {
+    const double t = link.message_s(gap);
+    gap = 0;
+    messages += 1;
+    return t;
+  };
+  // Which inputs move boxes between devices: one message each way.
+  const auto moves = [&](int id, size_t slot) {
     const Layer& layer = graph.layer(id);
-    const Configuration& config = loaded.plan[static_cast<size_t>(id)];
-    const double c = median(per_step[static_cast<size_t>(id)]) / args.core_share;
-    double t = 0;
-    for (size_t slot = 0; slot < layer.inputs.size(); ++slot) {
-      t += cost.transfer(layer, static_cast<int>(slot), loaded.plan[static_cast<size_t>(layer.inputs[slot])], config)
-               .time_s;
+    return cost.transfer(layer, static_cast<int>(slot), loaded.plan[static_cast<size_t>(layer.inputs[slot])],
+                         loaded.plan[static_cast<size_t>(id)]);
+  };
+  const auto reduces_statistics = [&](int id) {
+    return cost.batch_norm_statistics_time(graph.layer(id), loaded.plan[static_cast<size_t>(id)]) > 0;
+  };
+  double weight_sync = 0, loss_sync = 0;
+  // The buckets due at one point (after layer `after`, or at the end: -1), in order; a
+  // bucket's ring starts once all its devices are free, so buckets of disjoint devices
+  // overlap. Its first message follows the compute gap, the other 2(p-1)-1 come back to back.
+  const auto reduce_buckets = [&](int after) {
+    std::vector<double> busy(static_cast<size_t>(file.devices), 0.0);
+    bool any = false;
+    for (const GradientBucket& b : buckets) {
+      if (b.reduce_after_layer != after) continue;
+      double start = 0;
+      bool first = true;
+      for (int d : b.devices) {
+        start = std::max(start, busy[static_cast<size_t>(d)]);
+        first = first && busy[static_cast<size_t>(d)] == 0;
+      }
+      double t = cost.ring_all_reduce_time({b.devices}, 4.0 * static_cast<double>(b.elements()));
+      for (size_t step = 0; step < 2 * (b.devices.size() - 1); ++step) {
+        t += link.message_s(step == 0 && first ? gap : 0.0);
+        messages += 1;
+      }
+      for (int d : b.devices) busy[static_cast<size_t>(d)] = start + t;
+      any = true;
     }
-    const double y = cost.sync(layer, config).time_s + cost.batch_norm_statistics_time(layer, config);
-    compute += c;
-    transfer += t;
-    sync += y;
-    layers.push_back({{"layer", layer.name}, {"compute_s", c}, {"transfer_s", t}, {"sync_s", y}});
-    if (args.verbose) {
-      std::printf("%-28s %-24s %11.3f %11.3f %9.3f\n", layer.name.c_str(), config.str().c_str(), 1e3 * c, 1e3 * t,
-                  1e3 * y);
+    if (!any) return;
+    weight_sync += *std::max_element(busy.begin(), busy.end());
+    gap = 0;
+  };
+  for (int id = 0; id < graph.size(); ++id) {  // forward
+    const auto i = static_cast<size_t>(id);
+    for (size_t slot = 0; slot < graph.layer(id).inputs.size(); ++slot) {
+      const TransferCost c = moves(id, slot);
+      transfer_s[i] += c.time_s / 2;  // forward: half of the edge's bytes
+      if (c.bytes > 0) transfer_s[i] += message();
+    }
+    if (reduces_statistics(id)) {  // the statistics are reduced between computing and applying them
+      gap += forward_s[i] / 2;
+      sync_s[i] += cost.batch_norm_statistics_time(graph.layer(id), loaded.plan[i]) / 2 + message();
+      gap += forward_s[i] / 2;
+    } else {
+      gap += forward_s[i];
     }
   }
-  sync += cost.loss_reduction_time(file.devices);
+  if (file.devices > 1) loss_sync = cost.loss_reduction_time(file.devices) + message();
+  for (int id = graph.size() - 1; id >= 0; --id) {  // backward
+    const auto i = static_cast<size_t>(id);
+    const double backward = compute_s[i] - forward_s[i];
+    if (reduces_statistics(id)) {
+      gap += backward / 2;
+      sync_s[i] += cost.batch_norm_statistics_time(graph.layer(id), loaded.plan[i]) / 2 + message();
+      gap += backward / 2;
+    } else {
+      gap += backward;
+    }
+    for (size_t slot = 0; slot < graph.layer(id).inputs.size(); ++slot) {
+      const TransferCost c = moves(id, slot);
+      transfer_s[i] += c.time_s / 2;
+      if (c.bytes > 0) transfer_s[i] += message();
+    }
+    reduce_buckets(id);
+  }
+  reduce_buckets(-1);
+
+  double compute = 0, transfer = 0, sync = weight_sync + loss_sync;
+  nlohmann::json layers = nlohmann::json::array();
+  if (args.verbose) std::printf("%-28s %-24s %11s %11s %9s\n", "layer", "configuration", "compute ms", "transfer ms", "sync ms");
+  for (size_t id = 0; id < n; ++id) {
+    const Layer& layer = graph.layer(static_cast<int>(id));
+    compute += compute_s[id];
+    transfer += transfer_s[id];
+    sync += sync_s[id];
+    layers.push_back({{"layer", layer.name},
+                      {"compute_s", compute_s[id]},
+                      {"forward_s", forward_s[id]},
+                      {"transfer_s", transfer_s[id]},
+                      {"sync_s", sync_s[id]}});
+    if (args.verbose) {
+      std::printf("%-28s %-24s %11.3f %11.3f %9.3f\n", layer.name.c_str(), loaded.plan[id].str().c_str(),
+                  1e3 * compute_s[id], 1e3 * transfer_s[id], 1e3 * sync_s[id]);
+    }
+  }
+  if (args.verbose) {
+    std::printf("%-28s %-24s %11s %11s %9.3f\n", "weight gradients",
+                (std::to_string(buckets.size()) + " bucket" + (buckets.size() == 1 ? "" : "s")).c_str(), "", "",
+                1e3 * weight_sync);
+    std::printf("%-28s %-24s %11s %11s %9.3f\n", "loss", "", "", "", 1e3 * loss_sync);
+  }
   const double step = compute + overhead + data_time + transfer + sync;
   std::printf("%s, batch %lld, %s plan on %d device%s: predicted step %.4f s = compute %.4f s + executor overhead "
               "%.4f s + data %.4f s (measured, median of %d steps, core share %.2f) + transfer %.4f s + sync %.4f s "
-              "(priced, link %.2f GB/s, %.1f us)\n",
+              "(priced: %.0f messages, link %.2f GB/s)\n",
               graph.name().c_str(), static_cast<long long>(file.batch), file.strategy.c_str(), file.devices,
               file.devices == 1 ? "" : "s", step, compute, overhead, data_time, args.steps - 1, args.core_share,
-              transfer, sync, args.link_gbytes, args.link_latency_us);
+              transfer, sync, messages, link.gbytes);
   if (args.json) {
     std::ofstream json_out(*args.json, std::ios::trunc);
     require(json_out.is_open(), "--json '" + *args.json + "' cannot be written");
     json_out << nlohmann::json{{"model", graph.name()},     {"batch", file.batch},     {"devices", file.devices},
                                {"strategy", file.strategy}, {"predicted_step_s", step}, {"compute_s", compute},
-                               {"transfer_s", transfer},    {"sync_s", sync},          {"overhead_s", overhead},
+                               {"transfer_s", transfer},    {"sync_s", sync},          {"weight_sync_s", weight_sync},
+                               {"loss_sync_s", loss_sync},  {"buckets", buckets.size()},
+                               {"messages", messages},      {"overhead_s", overhead},
                                {"data_s", data_time},       {"layers", layers}}
                     .dump(1)
              << "\n";

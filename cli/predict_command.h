@@ -2,8 +2,10 @@
 // `layerplan predict`: the step time of a plan on this CPU as the cost model prices it
 // once calibrated here (docs/runtime.md, "Predicting a CPU run"). Compute is measured:
 // every tile of the plan runs in this process, as the paper measures each layer's
-// configurations; transfers and weight synchronisation are the cost model's, over links
-// of the given bandwidth and latency (measured by bench/gloo_link_bench).
+// configurations; the bytes of transfers and reductions are priced by the cost model over
+// links of the measured bandwidth, and every message the executor sends costs the time
+// that bench/gloo_link_bench measured for a message after as much computing as the
+// executor does before it.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
@@ -17,8 +19,9 @@ struct PredictCommandArgs {
   std::vector<std::string> model_path;
   int steps = 3;            // timed steps; the first is a warm-up and not counted
   double core_share = 1.0;  // the share of its cores a rank gets: below 1 when ranks outnumber cores
-  double link_gbytes = 0;   // GB/s one way between two ranks
-  double link_latency_us = 0;
+  std::optional<std::string> link;       // bench/gloo_link_bench's JSON
+  std::optional<double> link_gbytes;     // or: GB/s one way between two ranks
+  std::optional<double> link_latency_us; // and the time of every message
   std::string kernels = "onednn";
   std::optional<std::string> json;
   bool verbose = false;

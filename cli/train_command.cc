@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "cli/plan_file.h"
 #include "cli/train_data.h"
+#include "cli/train_profile.h"
 #include "common/error.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/executor/communicator_transport.h"
@@ -56,6 +58,9 @@ CLI::App* add_train_command(CLI::App& app, TrainCommandArgs& args) {
   sub->add_option("--log-every", args.log_every, "Print a progress line every this many steps")
       ->capture_default_str();
   sub->add_option("--log-json", args.log_json, "Write one JSON line per step to this file (rank 0)");
+  sub->add_option("--profile", args.profile,
+                  "Time every layer's compute and the communication of each rank after the first step, and write "
+                  "them as JSON to this file (under launch: FILE.rankN)");
   sub->add_option("--save", args.save, "Write a checkpoint (safetensors) here at the end and every --save-every steps");
   sub->add_option("--save-every", args.save_every, "Steps between checkpoints (0: only at the end)")
       ->capture_default_str();
@@ -111,9 +116,10 @@ int run_train_command(const TrainCommandArgs& args) {
 
   require(args.save_every >= 0, "--save-every: expected 0 or more");
   require(!(args.resume && args.init_from), "--resume and --init-from: expected one of them");
-  if (args.save) {
-    const std::filesystem::path dir = std::filesystem::absolute(*args.save).parent_path();
-    require(std::filesystem::is_directory(dir), "--save '" + *args.save + "': no directory " + dir.string());
+  for (const auto& [flag, output] : {std::pair{"--save", args.save}, std::pair{"--profile", args.profile}}) {
+    if (!output) continue;
+    const std::filesystem::path dir = std::filesystem::absolute(*output).parent_path();
+    require(std::filesystem::is_directory(dir), std::string(flag) + " '" + *output + "': no directory " + dir.string());
   }
   const std::optional<std::string> checkpoint = args.resume ? args.resume : args.init_from;
   TrainingState restored;
@@ -134,6 +140,7 @@ int run_train_command(const TrainCommandArgs& args) {
   ExecutorOptions options;
   options.weight_seed = args.seed;
   options.sgd = {.lr = args.lr, .momentum = args.momentum, .weight_decay = args.weight_decay};
+  options.time_compute = args.profile.has_value();
   Executor executor(graph, plan, *kernels, *transport, options);
   int64_t step = 0;
   if (checkpoint) step = restore_training_state(restored, *checkpoint, graph, executor, args.resume.has_value());
@@ -144,6 +151,7 @@ int run_train_command(const TrainCommandArgs& args) {
     if (rank == 0) write_checkpoint(*args.save, state);
   };
 
+  const std::string profile_path = args.profile ? profile_file(*args.profile, launched, rank) : "";
   std::ofstream log;
   if (rank == 0 && args.log_json) {
     log.open(*args.log_json, std::ios::trunc);
@@ -228,6 +236,10 @@ int run_train_command(const TrainCommandArgs& args) {
       }
       const double loss = executor.step(gb.images, gb.labels);
       ++step;
+      if (step == first_step + 1) {  // the first step warms up: the profile starts after it
+        executor.reset_compute_seconds();
+        transport->reset_counts();
+      }
       const auto t1 = Clock::now();
       if (rank == 0) report(step, epoch, loss, t0, t1);
       // Saving and evaluating do not count in images/s and ETA.
@@ -251,6 +263,21 @@ int run_train_command(const TrainCommandArgs& args) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   std::printf("peak memory %.1f MiB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
+  const double profiled_steps = static_cast<double>(step - first_step - 1);
+  if (launched && profiled_steps > 0) {
+    // Where a rank's steps went besides computing: its calls that moved data between ranks,
+    // waiting for peers included (what `layerplan predict` prices as transfer and sync).
+    const TrafficCounts& c = transport->counts();
+    std::printf("communication per step: moves %.4f s in %.0f calls, weight all-reduces %.4f s in %.0f, batch-norm "
+                "statistics %.4f s in %.0f, loss %.4f s in %.0f\n",
+                c.moves.seconds / profiled_steps, static_cast<double>(c.moves.calls) / profiled_steps,
+                c.weight_reductions.seconds / profiled_steps,
+                static_cast<double>(c.weight_reductions.calls) / profiled_steps,
+                c.statistics_reductions.seconds / profiled_steps,
+                static_cast<double>(c.statistics_reductions.calls) / profiled_steps,
+                c.loss_reductions.seconds / profiled_steps, static_cast<double>(c.loss_reductions.calls) / profiled_steps);
+  }
+  if (args.profile) write_profile(profile_path, graph, executor, transport->counts(), rank, profiled_steps);
   return 0;
 }
 

@@ -25,6 +25,7 @@ struct TrainCommandArgs {
   std::string kernels = "onednn";
   int log_every = 10;
   std::optional<std::string> log_json;
+  std::optional<std::string> profile;  // per-layer compute and communication time of each rank
   std::optional<std::string> save;  // checkpoint file, written every save_every steps and at the end
   int64_t save_every = 0;           // 0: only at the end
   std::optional<std::string> resume, init_from;

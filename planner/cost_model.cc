@@ -115,14 +115,31 @@ double CostModel::batch_norm_statistics_time(const Layer& layer, const Configura
   const int shards = config.degrees[1];
   if (layer.kind != LayerKind::kBatchNorm || config.tiles() == shards) return 0;
   const double bytes = 2.0 * 8.0 * static_cast<double>(layer.output.c() / shards);
-  return 2 * ring_all_reduce_time(shard_groups(config, shards), bytes);
+  return 2 * direct_all_reduce_time(shard_groups(config, shards), bytes);
 }
 
 double CostModel::loss_reduction_time(int devices) const {
   if (devices == 1) return 0;
   std::vector<int> all(static_cast<size_t>(devices));
   for (int d = 0; d < devices; ++d) all[static_cast<size_t>(d)] = d;
-  return ring_all_reduce_time({all}, 8.0);
+  return direct_all_reduce_time({all}, 8.0);
+}
+
+double CostModel::direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const {
+  double slowest = 0.0;
+  for (const auto& group : groups) {
+    for (const int a : group) {
+      double send_s = 0.0, latency = 0.0;
+      for (const int b : group) {
+        if (a == b) continue;
+        const Link& link = devices_.link(a, b);
+        send_s += bytes / link.bandwidth;
+        latency = std::max(latency, link.latency);
+      }
+      slowest = std::max(slowest, send_s + latency);
+    }
+  }
+  return slowest;
 }
 
 double CostModel::ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const {

@@ -51,18 +51,24 @@ class CostModel {
   const DeviceGraph& devices() const { return devices_; }
 
   // What the runtime also reduces and the planner's objective leaves out (docs/cost-model.md,
-  // "What is not modeled"), priced by the same rings; `layerplan predict` adds them. A batch
-  // norm split over n, h or w all-reduces its statistics among the tiles that share
-  // channels, forward (sum and sum of squares) and backward (the two gradient sums), 2
-  // doubles per channel each; every step all-reduces the loss (1 double) over all devices.
+  // "What is not modeled"); `layerplan predict` adds them. A batch norm split over n, h or w
+  // all-reduces its statistics among the tiles that share channels, forward (sum and sum of
+  // squares) and backward (the two gradient sums), 2 doubles per channel each; every step
+  // all-reduces the loss (1 double) over all devices. The runtime reduces these small
+  // buffers by a direct exchange (runtime/executor/transport.h): each member sends its
+  // buffer to every other, (p-1)·bytes over its links plus one latency.
   double batch_norm_statistics_time(const Layer& layer, const Configuration& config) const;
   double loss_reduction_time(int devices) const;
+
+  // Time to all-reduce `bytes` by a ring among each group of devices (sorted), the rings in
+  // parallel: the price of sync() for one layer, and of one bucket of the runtime's
+  // gradients (runtime/executor/gradient_buckets.h).
+  double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
 
  private:
   double roofline(double flops, double bytes, int kernels) const;
   TransferCost price_traffic(const EdgeTraffic& traffic) const;
-  // Time to synchronize shards of `bytes` among each group of devices (sorted), in parallel.
-  double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
+  double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   TransferCost transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
                                         const Configuration& consumer_config) const;

@@ -30,8 +30,9 @@ struct Totals {
   int64_t transfer = 0, sync = 0;
 };
 
-Totals expect_traffic_is_priced(const ModelGraph& graph, int devices, const NamedPlan& plan) {
-  const TrainResult r = train(graph, plan.configs, 1);
+Totals expect_traffic_is_priced(const ModelGraph& graph, int devices, const NamedPlan& plan,
+                                int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes) {
+  const TrainResult r = train(graph, plan.configs, 1, test_sgd(), "reference", bucket_bytes);
   ClusterSpec spec;
   spec.nodes = 1;
   spec.gpus_per_node = devices;
@@ -66,10 +67,11 @@ Totals expect_traffic_is_priced(const ModelGraph& graph, int devices, const Name
   return totals;
 }
 
-void expect_all_plans_priced(const ModelGraph& graph, int devices) {
+void expect_all_plans_priced(const ModelGraph& graph, int devices,
+                             int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes) {
   Totals totals;
   for (const NamedPlan& plan : plans_to_test(graph, devices, 10, 200u + static_cast<uint32_t>(devices))) {
-    const Totals t = expect_traffic_is_priced(graph, devices, plan);
+    const Totals t = expect_traffic_is_priced(graph, devices, plan, bucket_bytes);
     totals.transfer += t.transfer;
     totals.sync += t.sync;
   }
@@ -82,6 +84,12 @@ TEST(ExecutorBytes, LeNet5On2Devices) { expect_all_plans_priced(lenet5(4), 2); }
 TEST(ExecutorBytes, LeNet5On4Devices) { expect_all_plans_priced(lenet5(4), 4); }
 TEST(ExecutorBytes, ResidualInceptionOn2Devices) { expect_all_plans_priced(residual_inception_net(), 2); }
 TEST(ExecutorBytes, ResidualInceptionOn4Devices) { expect_all_plans_priced(residual_inception_net(), 4); }
+// A bucket's ring cuts its chunks across layers; each element sent still counts for its
+// own layer, so every layer's count is still what CostModel::sync prices.
+TEST(ExecutorBytes, SmallGradientBucketsOn4Devices) {
+  expect_all_plans_priced(lenet5(4), 4, 100);
+  expect_all_plans_priced(residual_inception_net(), 4, 100);
+}
 
 // Data parallelism on 4 devices moves no activations and all-reduces every weight among
 // 4 replicas: 2·3·|w| elements per layer.
@@ -100,13 +108,36 @@ TEST(ExecutorBytes, DataParallelOnlySynchronizesWeights) {
 TEST(InProcessTransport, RingAllReduceSumsAndCounts) {
   InProcessTransport transport;
   std::vector<std::vector<float>> buffers = {{1, 2, 3, 4, 5}, {10, 20, 30, 40, 50}, {100, 200, 300, 400, 500}};
-  transport.all_reduce({5, 2, 9}, {&buffers[0], &buffers[1], &buffers[2]}, ReduceKind::kWeightGradients, 3);
+  transport.all_reduce({5, 2, 9}, {&buffers[0], &buffers[1], &buffers[2]}, {{3, 5}});
   for (const auto& b : buffers) EXPECT_EQ(b, (std::vector<float>{111, 222, 333, 444, 555}));
   EXPECT_EQ(transport.counts().weight_sync.at(3), 2 * 2 * 5);
   // The ring runs over the devices in ascending order: 2 -> 5 -> 9 -> 2.
   EXPECT_EQ(transport.counts().pairs.size(), 3u);
   EXPECT_TRUE(transport.counts().pairs.count({2, 5}) && transport.counts().pairs.count({5, 9}) &&
               transport.counts().pairs.count({9, 2}));
+}
+
+// The direct exchange of statistics: every member ends with the same sum (added in
+// ascending device order) and sends its buffer to each other member.
+TEST(InProcessTransport, DirectAllReduceSumsAndCounts) {
+  InProcessTransport transport;
+  std::vector<std::vector<double>> buffers = {{1, 2}, {10, 20}, {100, 200}};
+  transport.all_reduce({5, 2, 9}, {&buffers[0], &buffers[1], &buffers[2]}, ReduceKind::kBatchNormStatistics, 4);
+  for (const auto& b : buffers) EXPECT_EQ(b, (std::vector<double>{111, 222}));
+  EXPECT_EQ(transport.counts().statistics.at(4), 3 * 2 * 2);
+  EXPECT_TRUE(transport.counts().weight_sync.empty());
+  EXPECT_EQ(transport.counts().pairs.size(), 6u);
+  for (const auto& [pair, elements] : transport.counts().pairs) EXPECT_EQ(elements, 2) << pair.first << "->" << pair.second;
+}
+
+// A ring over a buffer of two layers' segments counts each chunk for the layers it covers.
+TEST(InProcessTransport, RingCountsEachSegmentForItsLayer) {
+  InProcessTransport transport;
+  std::vector<std::vector<float>> buffers = {{1, 2, 3, 4, 5}, {10, 20, 30, 40, 50}};
+  transport.all_reduce({0, 1}, {&buffers[0], &buffers[1]}, {{7, 2}, {3, 3}});
+  for (const auto& b : buffers) EXPECT_EQ(b, (std::vector<float>{11, 22, 33, 44, 55}));
+  EXPECT_EQ(transport.counts().weight_sync.at(7), 2 * 1 * 2);
+  EXPECT_EQ(transport.counts().weight_sync.at(3), 2 * 1 * 3);
 }
 
 }  // namespace

@@ -14,19 +14,27 @@ constexpr int kSteps = 5;
 constexpr int kRandomPlans = 20;
 constexpr double kTolerance = 1e-4;
 
-void expect_all_plans_match_one_device(const ModelGraph& graph, int devices) {
+void expect_all_plans_match_one_device(const ModelGraph& graph, int devices,
+                                       int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes) {
   const TrainResult want = train(graph, single_device_plan(graph), kSteps);
   // The losses must move, or equal losses would say little.
   ASSERT_GT(std::abs(want.losses.front() - want.losses.back()), 1e-3);
   for (const NamedPlan& plan : plans_to_test(graph, devices, kRandomPlans, 100u + static_cast<uint32_t>(devices))) {
-    const TrainResult got = train(graph, plan.configs, kSteps);
-    EXPECT_LE(max_difference(got, want), kTolerance) << graph.name() << " on " << devices << " devices, " << plan.name;
+    const TrainResult got = train(graph, plan.configs, kSteps, test_sgd(), "reference", bucket_bytes);
+    EXPECT_LE(max_difference(got, want), kTolerance)
+        << graph.name() << " on " << devices << " devices, " << plan.name << ", buckets of " << bucket_bytes << " bytes";
   }
 }
 
 TEST(ExecutorExactness, LeNet5On1Device) { expect_all_plans_match_one_device(lenet5(4), 1); }
 TEST(ExecutorExactness, LeNet5On2Devices) { expect_all_plans_match_one_device(lenet5(4), 2); }
 TEST(ExecutorExactness, LeNet5On4Devices) { expect_all_plans_match_one_device(lenet5(4), 4); }
+// Buckets of 64 bytes (16 gradients): every layer's shards are reduced right after its
+// backward, several buckets per layer where shards are larger.
+TEST(ExecutorExactness, SmallGradientBucketsOn4Devices) {
+  expect_all_plans_match_one_device(lenet5(4), 4, 64);
+  expect_all_plans_match_one_device(residual_inception_net(), 4, 64);
+}
 TEST(ExecutorExactness, ResidualInceptionOn1Device) { expect_all_plans_match_one_device(residual_inception_net(), 1); }
 TEST(ExecutorExactness, ResidualInceptionOn2Devices) { expect_all_plans_match_one_device(residual_inception_net(), 2); }
 TEST(ExecutorExactness, ResidualInceptionOn4Devices) { expect_all_plans_match_one_device(residual_inception_net(), 4); }

@@ -33,8 +33,8 @@ LaunchResult launch(int ranks, const std::string& model, const std::string& plan
   return run;
 }
 
-void expect_ranks_agree(int ranks, const std::string& model, const std::string& plan) {
-  const LaunchResult run = launch(ranks, model, plan);
+void expect_ranks_agree(int ranks, const std::string& model, const std::string& plan, const std::string& extra = "") {
+  const LaunchResult run = launch(ranks, model, plan, extra);
   EXPECT_EQ(run.status, 0) << run.output;
   for (int r = 0; r < ranks; ++r) {
     EXPECT_THAT(run.output, ::testing::HasSubstr("rank " + std::to_string(r) + " ok: " + model + " " + plan))
@@ -54,6 +54,12 @@ TEST(ExecutorMultiprocess, ResidualRandomPlansOn4Ranks) {
   expect_ranks_agree(4, "residual", "random:2");
 }
 TEST(ExecutorMultiprocess, ResidualModelParallelOn2Ranks) { expect_ranks_agree(2, "residual", "mp"); }
+// Buckets of 256 bytes: most layers' gradients fill one and are reduced during the backward,
+// between its box moves, and some shards span several.
+TEST(ExecutorMultiprocess, SmallGradientBucketsOn4Ranks) {
+  expect_ranks_agree(4, "residual", "dp", "bucket-bytes=256");
+  expect_ranks_agree(4, "residual", "random:3", "bucket-bytes=256");
+}
 
 // The worker's checks can fail: a 1 % larger learning rate in the multi-process run is
 // caught, and so is an unknown plan.

@@ -118,15 +118,17 @@ struct TrainResult {
 };
 
 // Trains `plan` for `steps` SGD steps in one process, with the reference kernels unless
-// `backend` says "onednn".
+// `backend` says "onednn", reducing weight gradients in buckets of `bucket_bytes`.
 inline TrainResult train(const ModelGraph& graph, const std::vector<Configuration>& plan, int steps,
-                         const SgdOptions& sgd = test_sgd(), std::string_view backend = "reference") {
+                         const SgdOptions& sgd = test_sgd(), std::string_view backend = "reference",
+                         int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes) {
   static const auto reference = make_kernels("reference");
   static const auto onednn = make_kernels("onednn", 1);
   Kernels* kernels = backend == "onednn" ? onednn.get() : reference.get();
   InProcessTransport transport;
   ExecutorOptions options;
   options.sgd = sgd;
+  options.gradient_bucket_bytes = bucket_bytes;
   Executor executor(graph, plan, *kernels, transport, options);
   TrainResult r;
   for (const Batch& b : test_batches(graph, steps)) r.losses.push_back(executor.step(b.images, b.labels));

@@ -8,9 +8,10 @@
 //   - the elements this rank sent, per edge, direction and peer, and per all-reduce, equal
 //     the in-process counts whose source is this device;
 //   - the communicator's byte counters equal 4 bytes per float and 8 per double sent.
-// Usage: layerplan_executor_worker MODEL PLAN [STEPS [perturb]]
+// Usage: layerplan_executor_worker MODEL PLAN [STEPS [perturb | bucket-bytes=N]...]
 //   MODEL lenet5 | residual;  PLAN dp | mp | owt | lw (layer-wise) | random:SEED
 //   perturb: the multi-process run uses a 1 % larger learning rate (the checks must fail)
+//   bucket-bytes=N: both runs reduce weight gradients in buckets of N bytes
 // Prints "rank R ok: ..." and exits 0, or prints what differs and exits 1.
 #include <cmath>
 #include <cstdio>
@@ -62,18 +63,31 @@ int main(int argc, char** argv) {
   }
   const std::string model = argv[1], plan_name = argv[2];
   const int steps = argc > 3 ? std::stoi(argv[3]) : 3;
-  const bool perturb = argc > 4 && std::string(argv[4]) == "perturb";
+  bool perturb = false;
+  int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes;
+  for (int i = 4; i < argc; ++i) {
+    const std::string option = argv[i];
+    if (option == "perturb") {
+      perturb = true;
+    } else if (option.rfind("bucket-bytes=", 0) == 0) {
+      bucket_bytes = std::stoll(option.substr(13));
+    } else {
+      std::fprintf(stderr, "layerplan_executor_worker: unknown option '%s'\n", option.c_str());
+      return 2;
+    }
+  }
   try {
     auto comm = connect_gloo(gloo_options_from_env());
     const int rank = comm->rank();
     const ModelGraph graph = model == "lenet5" ? lenet5(4) : residual_inception_net();
     const std::vector<Configuration> plan = plan_named(graph, plan_name, comm->size());
-    const TrainResult want = train(graph, plan, steps);
+    const TrainResult want = train(graph, plan, steps, test_sgd(), "reference", bucket_bytes);
 
     const auto kernels = make_kernels("reference");
     CommunicatorTransport transport(*comm);
     ExecutorOptions options;
     options.sgd = test_sgd();
+    options.gradient_bucket_bytes = bucket_bytes;
     if (perturb) options.sgd.lr *= 1.01;
     Executor executor(graph, plan, *kernels, transport, options);
     TrainResult got;

@@ -25,16 +25,22 @@ fs::path lenet_plan(const ScratchDir& dir, int devices) {
   return file;
 }
 
-nlohmann::json predict(const fs::path& plan, const std::string& gbytes, const std::string& latency_us,
-                       const ScratchDir& dir) {
+nlohmann::json predict_with(const fs::path& plan, const std::vector<std::string>& link, const ScratchDir& dir) {
   const fs::path json = dir.path() / "prediction.json";
-  const Outcome r = run({"predict", "--plan", plan.string(), "--steps", "3", "--link-gbytes", gbytes,
-                         "--link-latency-us", latency_us, "--json", json.string()},
-                        {"OMP_NUM_THREADS=1"});
+  std::vector<std::string> args = {"predict", "--plan", plan.string(), "--steps", "3", "--json", json.string()};
+  args.insert(args.end(), link.begin(), link.end());
+  const Outcome r = run(args, {"OMP_NUM_THREADS=1"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.out, HasSubstr("predicted step"));
   return nlohmann::json::parse(read_text(json));
 }
+
+nlohmann::json predict(const fs::path& plan, const std::string& gbytes, const std::string& latency_us,
+                       const ScratchDir& dir) {
+  return predict_with(plan, {"--link-gbytes", gbytes, "--link-latency-us", latency_us}, dir);
+}
+
+double communication(const nlohmann::json& p) { return p.at("transfer_s").get<double>() + p.at("sync_s").get<double>(); }
 
 TEST(PredictCommand, TheStepIsTheSumOfMeasuredComputeAndPricedCommunication) {
   ScratchDir dir;
@@ -65,6 +71,42 @@ TEST(PredictCommand, CommunicationFollowsTheLinkFigures) {
   EXPECT_LT(fast.at("sync_s").get<double>(), slow.at("sync_s").get<double>() / 5);
 }
 
+// Every message costs the link's latency once: raising it by 1 ms adds 1 ms per message
+// (bytes and compute aside, which do not depend on it).
+TEST(PredictCommand, EveryMessageCostsTheLatencyOnce) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2);
+  const nlohmann::json low = predict(plan, "1", "100", dir);
+  const nlohmann::json high = predict(plan, "1", "1100", dir);
+  const double messages = low.at("messages").get<double>();
+  EXPECT_GE(messages, 3);  // moves both ways, a weight bucket, the loss
+  EXPECT_EQ(high.at("messages").get<double>(), messages);
+  EXPECT_NEAR(communication(high) - communication(low), messages * 1e-3, 1e-9);
+}
+
+// With bench/gloo_link_bench's figures by compute gap, a message after computing costs the
+// figure of its gap: messages that follow compute are dear on a link whose gap figures are
+// dear, and the bucket's ring steps, back to back, are not.
+TEST(PredictCommand, AMessageCostsTheFigureOfTheComputeBeforeIt) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2);
+  const auto link = [&](const std::string& name, double after_compute_us) {
+    const fs::path file = dir.path() / name;
+    write_text(file, R"({"latency_us": 100, "bandwidth_gbytes": 1, "latency_by_gap": [)"
+                     R"({"gap_ms": 0, "latency_us": 100}, {"gap_ms": 0.000001, "latency_us": )" +
+                         std::to_string(after_compute_us) + "}]}");
+    return predict_with(plan, {"--link", file.string()}, dir);
+  };
+  const nlohmann::json flat = link("flat.json", 100);
+  const nlohmann::json dear = link("dear.json", 100100);
+  // Every message but the ring's second step follows some compute: at least 3 of them
+  // cost 100 ms more.
+  EXPECT_GT(communication(dear) - communication(flat), 3 * 0.1 - 1e-6);
+  EXPECT_LT(communication(dear) - communication(flat), flat.at("messages").get<double>() * 0.1);
+  // A constant figure is the same as --link-latency-us.
+  EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
+}
+
 TEST(PredictCommand, OneDeviceCommunicatesNothing) {
   ScratchDir dir;
   const nlohmann::json p = predict(lenet_plan(dir, 1), "1", "100", dir);
@@ -75,7 +117,10 @@ TEST(PredictCommand, OneDeviceCommunicatesNothing) {
 TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
   ScratchDir dir;
   const std::string plan = lenet_plan(dir, 2).string();
-  const std::vector<std::string> link = {"--link-gbytes", "1", "--link-latency-us", "10"};
+  const auto bad_link = [&](const std::string& name, const std::string& text) {
+    write_text(dir.path() / name, text);
+    return (dir.path() / name).string();
+  };
   const auto with = [&](std::vector<std::string> args) {
     args.insert(args.begin(), "predict");
     return args;
@@ -90,6 +135,15 @@ TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
       {with({"--plan", plan, "--link-gbytes", "0", "--link-latency-us", "10"}), "--link-gbytes 0"},
       {with({"--plan", plan, "--link-gbytes", "1", "--link-latency-us", "-1"}), "--link-latency-us -1"},
       {with({"--plan", plan, "--link-latency-us", "10"}), "--link-gbytes"},
+      {with({"--plan", plan, "--link", (dir.path() / "no-link.json").string()}), "no-link.json"},
+      {with({"--plan", plan, "--link", bad_link("not-json.json", "{ bandwidth")}), "not JSON"},
+      {with({"--plan", plan, "--link", bad_link("no-bandwidth.json", R"({"latency_us": 5})")}), "bandwidth_gbytes"},
+      {with({"--plan", plan, "--link",
+             bad_link("bad-gap.json", R"({"latency_us": 5, "bandwidth_gbytes": 1, "latency_by_gap": [{"gap_ms": -1, "latency_us": 5}]})")}),
+       "gap_ms"},
+      {with({"--plan", plan, "--link", bad_link("ok.json", R"({"latency_us": 5, "bandwidth_gbytes": 1})"),
+             "--link-gbytes", "1"}),
+       "one or the other"},
       {with({"--plan", (dir.path() / "missing.json").string(), "--link-gbytes", "1", "--link-latency-us", "10"}),
        "missing.json"},
       {with({"--plan", plan, "--link-gbytes", "1", "--link-latency-us", "10", "--json",

@@ -3,10 +3,13 @@
 // all-reduces between devices are point-to-point transfers between ranks.
 //
 // Tags: a box move of input `slot` of layer L in direction d uses L·64 + 2·slot + d; an
-// all-reduce of layer L uses L·64 + 60 + kind. Transfers with the same peer and tag
+// all-reduce of layer L (of a bucket: its first segment's layer) uses L·64 + 60 + kind. Transfers with the same peer and tag
 // match in the order they are posted, and every rank walks the same moves in the same
 // order, so one tag per edge and direction suffices. Doubles (batch-norm statistics and
 // loss shares) travel as pairs of floats.
+//
+// Each rank also measures the time its calls that move data between ranks take
+// (TrafficCounts::moves and the three reductions), waiting for peers included.
 //
 // Each rank counts what it sends, so the communicator's byte counters of a rank equal
 // 4 · (box and weight elements sent) + 8 · (statistics and loss elements sent).
@@ -25,15 +28,11 @@ class CommunicatorTransport : public Transport {
   // send to each other cannot deadlock. Throws CommError as the communicator does.
   void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
-                  ReduceKind kind, int layer) override;
+                  const std::vector<ReduceSegment>& segments) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
                   ReduceKind kind, int layer) override;
 
  private:
-  template <typename T>
-  void ring(const std::vector<int>& devices, const std::vector<std::vector<T>*>& buffers, ReduceKind kind,
-            int layer);
-
   Communicator& comm_;
 };
 

@@ -15,6 +15,8 @@
 namespace layerplan {
 namespace {
 
+constexpr bool kForwardPass = true;  // a ComputeTimer of forward work
+
 // The weight and bias of a gradient shard as one buffer, the unit of the all-reduce
 // (taking over the weight's storage: no copy when it has room for the bias).
 std::vector<float> flatten_grads(LayerParams&& g) {
@@ -78,6 +80,7 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
   devices_.assign(devices.begin(), devices.end());
   compute_s_.assign(static_cast<size_t>(graph_.size()),
                     std::vector<double>(devices_.empty() ? 0 : static_cast<size_t>(devices_.back()) + 1, 0.0));
+  forward_s_ = compute_s_;
   for (const Layer& layer : graph_.layers()) {
     const Configuration& config = plan_[static_cast<size_t>(layer.id)];
     if (config.tiles() != config.degrees.product()) {
@@ -95,6 +98,19 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
       tiles_[static_cast<size_t>(layer.id)].push_back(std::move(tile));
     }
   }
+  if (options_.gradient_bucket_bytes <= 0) {
+    throw std::invalid_argument("executor: gradient_bucket_bytes " + std::to_string(options_.gradient_bucket_bytes) +
+                                ": expected a positive size");
+  }
+  buckets_ = gradient_buckets(graph_, plan_, std::max<int64_t>(1, options_.gradient_bucket_bytes / 4));
+  bucket_data_.resize(buckets_.size());
+  reduce_after_.resize(static_cast<size_t>(graph_.size()));
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    bucket_data_[b].resize(buckets_[b].devices.size());
+    for (const GradientSegment& s : buckets_[b].segments) bucket_of_[{s.layer, s.group}] = static_cast<int>(b);
+    const int after = buckets_[b].reduce_after_layer;
+    (after >= 0 ? reduce_after_[static_cast<size_t>(after)] : reduce_at_end_).push_back(static_cast<int>(b));
+  }
 }
 
 uint64_t Executor::dropout_seed(int id) const {
@@ -106,17 +122,7 @@ std::vector<int64_t> Executor::labels_of(const std::vector<int64_t>& labels, con
 }
 
 std::vector<std::vector<int>> Executor::replica_groups(int id) const {
-  const Layer& layer = graph_.layer(id);
-  const Configuration& config = plan_[static_cast<size_t>(id)];
-  // Batch norm's statistics and its weights group alike: by channel coordinate.
-  const bool by_channel = channel_split_shards_weights(layer.kind);
-  std::map<int, std::vector<int>> groups;
-  for (int t = 0; t < config.tiles(); ++t) {
-    groups[by_channel ? tile_coords(config.degrees, t)[1] : 0].push_back(t);
-  }
-  std::vector<std::vector<int>> out;
-  for (auto& [c, members] : groups) out.push_back(std::move(members));
-  return out;
+  return layerplan::replica_groups(graph_.layer(id), plan_[static_cast<size_t>(id)]);
 }
 
 namespace {
@@ -233,24 +239,32 @@ std::vector<std::vector<T>> Executor::reduce_over_groups(int id, ReduceKind kind
 
 class Executor::ComputeTimer {
  public:
-  ComputeTimer(Executor& executor, int id, int device)
+  ComputeTimer(Executor& executor, int id, int device, bool forward = false)
       : seconds_(executor.options_.time_compute
                      ? &executor.compute_s_[static_cast<size_t>(id)][static_cast<size_t>(device)]
                      : nullptr),
+        forward_seconds_(seconds_ && forward
+                             ? &executor.forward_s_[static_cast<size_t>(id)][static_cast<size_t>(device)]
+                             : nullptr),
         start_(seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
   ~ComputeTimer() {
-    if (seconds_) *seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!seconds_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    *seconds_ += elapsed;
+    if (forward_seconds_) *forward_seconds_ += elapsed;
   }
   ComputeTimer(const ComputeTimer&) = delete;
   ComputeTimer& operator=(const ComputeTimer&) = delete;
 
  private:
   double* seconds_;
+  double* forward_seconds_;
   std::chrono::steady_clock::time_point start_;
 };
 
 void Executor::reset_compute_seconds() {
   for (auto& layer : compute_s_) std::fill(layer.begin(), layer.end(), 0.0);
+  for (auto& layer : forward_s_) std::fill(layer.begin(), layer.end(), 0.0);
 }
 
 void Executor::forward_batch_norm(int id) {
@@ -275,7 +289,7 @@ void Executor::forward_batch_norm(int id) {
   }
   for (TileState& tile : layer_tiles) {
     if (!transport_.holds(tile.device)) continue;
-    const ComputeTimer timer(*this, id, tile.device);
+    const ComputeTimer timer(*this, id, tile.device, kForwardPass);
     tile.stats = kernels_.batch_norm_statistics(l, *tile.input[0], tile.box);
   }
   const auto reduced = reduce_over_groups<double>(id, ReduceKind::kBatchNormStatistics, [&](int t) {
@@ -284,7 +298,7 @@ void Executor::forward_batch_norm(int id) {
   for (size_t t = 0; t < layer_tiles.size(); ++t) {
     TileState& tile = layer_tiles[t];
     if (!transport_.holds(tile.device)) continue;
-    const ComputeTimer timer(*this, id, tile.device);
+    const ComputeTimer timer(*this, id, tile.device, kForwardPass);
     unflatten_stats(reduced[t], &tile.stats);
     tile.output = kernels_.batch_norm_forward(l, tile.params, *tile.input[0], tile.stats, tile.box);
     update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
@@ -302,7 +316,7 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       tile.output = crop(images, tile.box);  // loading data is not a transfer
       continue;
     }
-    const ComputeTimer timer(*this, id, tile.device);
+    const ComputeTimer timer(*this, id, tile.device, kForwardPass);
     const Tensor& x = *tile.input[0];
     const Box& b = tile.box;
     switch (layer.kind) {
@@ -335,19 +349,64 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
   }
 }
 
-void Executor::reduce_and_update(int id, std::vector<LayerParams>& grads) {
+void Executor::update_tile(int id, TileState& tile, std::span<const float> g) {
+  const ComputeTimer timer(*this, id, tile.device);
+  const size_t split = tile.params.weight.size();
+  sgd_update(options_.sgd, g.first(split), &tile.params.weight, &tile.momentum_weight);
+  sgd_update(options_.sgd, g.subspan(split), &tile.params.bias, &tile.momentum_bias);
+}
+
+void Executor::queue_gradients(int id, std::vector<LayerParams>& grads) {
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
-  const auto reduced = reduce_over_groups<float>(id, ReduceKind::kWeightGradients,
-                                                 [&](int t) { return flatten_grads(std::move(grads[static_cast<size_t>(t)])); });
-  for (size_t t = 0; t < layer_tiles.size(); ++t) {
-    TileState& tile = layer_tiles[t];
-    if (!transport_.holds(tile.device)) continue;
-    const ComputeTimer timer(*this, id, tile.device);
-    const std::span<const float> g = reduced[t];
-    const size_t split = tile.params.weight.size();
-    sgd_update(options_.sgd, g.first(split), &tile.params.weight, &tile.momentum_weight);
-    sgd_update(options_.sgd, g.subspan(split), &tile.params.bias, &tile.momentum_bias);
+  const std::vector<std::vector<int>> groups = replica_groups(id);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto found = bucket_of_.find({id, static_cast<int>(g)});
+    for (int t : groups[g]) {
+      TileState& tile = layer_tiles[static_cast<size_t>(t)];
+      if (!transport_.holds(tile.device)) continue;
+      std::vector<float> flat = flatten_grads(std::move(grads[static_cast<size_t>(t)]));
+      if (found == bucket_of_.end()) {  // the shard's only replica: nothing to reduce
+        update_tile(id, tile, flat);
+        continue;
+      }
+      const GradientBucket& bucket = buckets_[static_cast<size_t>(found->second)];
+      const auto position = std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
+      std::vector<float>& data = bucket_data_[static_cast<size_t>(found->second)][static_cast<size_t>(position)];
+      data.insert(data.end(), flat.begin(), flat.end());
+    }
   }
+  for (int b : reduce_after_[static_cast<size_t>(id)]) reduce_bucket(b);
+}
+
+void Executor::reduce_bucket(int b) {
+  const GradientBucket& bucket = buckets_[static_cast<size_t>(b)];
+  std::vector<std::vector<float>>& data = bucket_data_[static_cast<size_t>(b)];
+  std::vector<std::vector<float>*> buffers;
+  for (size_t pos = 0; pos < bucket.devices.size(); ++pos) {
+    const bool held = transport_.holds(bucket.devices[pos]);
+    if (held && static_cast<int64_t>(data[pos].size()) != bucket.elements()) {
+      throw std::logic_error("executor: a gradient bucket holds " + std::to_string(data[pos].size()) +
+                             " elements on device " + std::to_string(bucket.devices[pos]) + ", expected " +
+                             std::to_string(bucket.elements()));
+    }
+    buffers.push_back(held ? &data[pos] : nullptr);
+  }
+  std::vector<ReduceSegment> segments;
+  for (const GradientSegment& s : bucket.segments) segments.push_back({s.layer, s.elements});
+  transport_.all_reduce(bucket.devices, buffers, segments);
+  int64_t offset = 0;
+  for (const GradientSegment& s : bucket.segments) {
+    const std::vector<std::vector<int>> groups = replica_groups(s.layer);
+    for (int t : groups[static_cast<size_t>(s.group)]) {
+      TileState& tile = tiles_[static_cast<size_t>(s.layer)][static_cast<size_t>(t)];
+      if (!transport_.holds(tile.device)) continue;
+      const auto position = std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
+      const std::span<const float> all = data[static_cast<size_t>(position)];
+      update_tile(s.layer, tile, all.subspan(static_cast<size_t>(offset), static_cast<size_t>(s.elements)));
+    }
+    offset += s.elements;
+  }
+  for (std::vector<float>& d : data) std::vector<float>().swap(d);
 }
 
 void Executor::backward_batch_norm(int id) {
@@ -375,7 +434,7 @@ void Executor::backward_batch_norm(int id) {
     grads[t] = batch_norm_weight_grads(local[t]);
   }
   send_back(id, 0, dx);
-  reduce_and_update(id, grads);
+  queue_gradients(id, grads);
 }
 
 void Executor::backward(int id, const std::vector<int64_t>& labels) {
@@ -420,7 +479,7 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
     for (size_t slot = 0; slot < g.size(); ++slot) dx[slot][t] = std::move(g[slot]);
   }
   for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) send_back(id, slot, dx[static_cast<size_t>(slot)]);
-  if (has_params(layer.kind)) reduce_and_update(id, grads);
+  if (has_params(layer.kind)) queue_gradients(id, grads);
 }
 
 double Executor::sum_over_processes(double local) {
@@ -450,6 +509,9 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
     throw std::invalid_argument("step: " + std::to_string(labels.size()) + " labels for a batch of " +
                                 std::to_string(input.output.n()));
   }
+  for (auto& bucket : bucket_data_) {  // a step that threw may have left gradients behind
+    for (std::vector<float>& d : bucket) d.clear();
+  }
   double loss = 0;
   for (int id = 0; id < graph_.size(); ++id) forward(id, images, labels, &loss);
   loss = sum_over_processes(loss);
@@ -463,6 +525,7 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
     backward(id, labels);
     release(id);
   }
+  for (int b : reduce_at_end_) reduce_bucket(b);
   ++steps_;
   return loss;
 }

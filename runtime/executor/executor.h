@@ -8,8 +8,9 @@
 // in reverse order: each tile's kernel backward returns input gradients over the boxes it
 // read, which the Transport adds into the producer tiles that own them. Weight-gradient
 // shards are all-reduced among the replicas of each shard (the tiles with the same
-// channel coordinate), batch-norm statistics among the tiles that share channels, and
-// every replica applies the same SGD update to its copy of the shard.
+// channel coordinate), in buckets of several layers (gradient_buckets.h), batch-norm
+// statistics among the tiles that share channels, and every replica applies the same SGD
+// update to its copy of the shard.
 //
 // The executor computes the tiles of the devices its Transport holds: all of them in one
 // process (InProcessTransport), one device per rank over a Communicator. Every process
@@ -18,10 +19,14 @@
 // and counts it.
 // docs/runtime.md ("Executor") says what is exact.
 #include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "planner/geometry.h"
 #include "planner/model_graph.h"
+#include "runtime/executor/gradient_buckets.h"
 #include "runtime/executor/sgd.h"
 #include "runtime/executor/transport.h"
 #include "runtime/kernels/kernels.h"
@@ -35,6 +40,9 @@ struct ExecutorOptions {
   double batch_norm_momentum = 0.1;  // running statistics, as PyTorch
   // Time every tile's computation (compute_seconds()); for `layerplan predict`.
   bool time_compute = false;
+  // Weight gradients are all-reduced in buckets of about this size (gradient_buckets.h);
+  // PyTorch DDP's default.
+  int64_t gradient_bucket_bytes = int64_t{25} << 20;
 };
 
 class Executor {
@@ -89,6 +97,8 @@ class Executor {
   // since construction or the last reset, [layer][device]: its tiles' kernels forward and
   // backward and their SGD updates, not gathering inputs or moving data. Zeros otherwise.
   const std::vector<std::vector<double>>& compute_seconds() const { return compute_s_; }
+  // The part of compute_seconds() spent in the forward pass (the rest is backward and SGD).
+  const std::vector<std::vector<double>>& forward_seconds() const { return forward_s_; }
   void reset_compute_seconds();
 
  private:
@@ -122,7 +132,13 @@ class Executor {
   void backward_batch_norm(int id);
   // Groups of tiles that hold the same weight shard / batch-norm channels.
   std::vector<std::vector<int>> replica_groups(int id) const;
-  void reduce_and_update(int id, std::vector<LayerParams>& grads);
+  // Applies SGD to a tile's shard with its reduced gradient (weight, then bias).
+  void update_tile(int id, TileState& tile, std::span<const float> g);
+  // Puts layer `id`'s weight gradients (one per held tile) into their buckets, updating
+  // the shards of single replicas at once, and reduces the buckets due after this layer.
+  void queue_gradients(int id, std::vector<LayerParams>& grads);
+  // All-reduces bucket `b` and updates every held shard in it.
+  void reduce_bucket(int b);
   // The sum of every process's `local` (the loss shares it computed).
   double sum_over_processes(double local);
   uint64_t dropout_seed(int id) const;
@@ -135,11 +151,16 @@ class Executor {
   ExecutorOptions options_;
   std::vector<std::vector<TileState>> tiles_;  // [layer][tile]; data only where the transport holds the device
   std::vector<int> devices_;                   // every device of the plan, ascending
+  std::vector<GradientBucket> buckets_;
+  std::vector<std::vector<std::vector<float>>> bucket_data_;  // [bucket][device position]: gradients so far
+  std::map<std::pair<int, int>, int> bucket_of_;              // (layer, replica group) -> bucket
+  std::vector<std::vector<int>> reduce_after_;                // [layer]: buckets reduced after its backward
+  std::vector<int> reduce_at_end_;                            // buckets reduced after the whole backward
   int steps_ = 0;
   bool evaluating_ = false;  // inside evaluate()
   // Adds the time of its scope to compute_s_[layer][device] when options_.time_compute is set.
   class ComputeTimer;
-  std::vector<std::vector<double>> compute_s_;
+  std::vector<std::vector<double>> compute_s_, forward_s_;
 };
 
 }  // namespace layerplan

@@ -1,7 +1,7 @@
 #pragma once
 // A Transport for one process that simulates every device of a plan: moves are copies
-// (or sums) of box intersections, and all-reduces run the ring step by step over the
-// devices' buffers, so the counts are what a real ring would send.
+// (or sums) of box intersections, and all-reduces run the ring (or the direct exchange)
+// step by step over the devices' buffers, so the counts are what a real one would send.
 #include "runtime/executor/transport.h"
 
 namespace layerplan {
@@ -11,14 +11,9 @@ class InProcessTransport : public Transport {
   bool holds(int) const override { return true; }
   void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
-                  ReduceKind kind, int layer) override;
+                  const std::vector<ReduceSegment>& segments) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
                   ReduceKind kind, int layer) override;
-
- private:
-  template <typename T>
-  void ring(const std::vector<int>& devices, const std::vector<std::vector<T>*>& buffers, ReduceKind kind,
-            int layer);
 };
 
 }  // namespace layerplan

@@ -25,4 +25,15 @@ void Transport::count_reduce(ReduceKind kind, int layer, int src, int dst, int64
   counts_.pairs[{src, dst}] += elements;
 }
 
+void Transport::count_ring_send(const std::vector<ReduceSegment>& segments, int64_t lo, int64_t hi, int src,
+                                int dst) {
+  int64_t begin = 0;
+  for (const ReduceSegment& segment : segments) {
+    const int64_t end = begin + segment.elements;
+    const int64_t overlap = std::min(hi, end) - std::max(lo, begin);
+    if (overlap > 0) count_reduce(ReduceKind::kWeightGradients, segment.layer, src, dst, overlap);
+    begin = end;
+  }
+}
+
 }  // namespace layerplan

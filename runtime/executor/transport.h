@@ -11,10 +11,12 @@
 // planner/geometry.h's transfer_volumes and CostModel::sync count them:
 //   - exchange: the elements of each move's region, per edge (consumer, slot),
 //     direction and (src, dst) device pair;
-//   - all_reduce over p devices: a ring (reduce-scatter then all-gather) over the
-//     devices in ascending order; the buffer is cut into p chunks and each device sends
-//     2(p-1) chunks to the next, 2(p-1)·n elements in all, the volume CostModel::sync
-//     prices for a ring.
+//   - weight-gradient all_reduce over p devices: a ring (reduce-scatter then all-gather)
+//     over the devices in ascending order; the buffer is cut into p chunks and each device
+//     sends 2(p-1) chunks to the next, 2(p-1)·n elements in all, the volume
+//     CostModel::sync prices for a ring, counted per layer of the buffer's segments;
+//   - statistics and loss all_reduce over p devices: each device sends its n elements to
+//     each other device, p(p-1)·n elements in all.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -36,6 +38,12 @@ struct EdgeTag {
   Direction direction = Direction::kForward;
 };
 
+// `elements` consecutive elements of an all-reduce buffer that belong to `layer`.
+struct ReduceSegment {
+  int layer = 0;
+  int64_t elements = 0;
+};
+
 // What an all-reduce reduces: weight gradients or batch-norm statistics of `layer`, or
 // the loss shares of the loss layer's tiles.
 enum class ReduceKind { kWeightGradients, kBatchNormStatistics, kLoss };
@@ -48,6 +56,14 @@ struct TrafficCounts {
   std::map<int, int64_t> weight_sync, statistics, loss;
   // (src device, dst device) -> elements of every kind.
   std::map<std::pair<int, int>, int64_t> pairs;
+  // Wall time a process spent in exchange() and all_reduce() calls, waiting for its peers
+  // included, and how many calls it made that moved data between processes (a
+  // CommunicatorTransport measures it; an InProcessTransport leaves it zero).
+  struct Time {
+    double seconds = 0;
+    int64_t calls = 0;
+  };
+  Time moves, weight_reductions, statistics_reductions, loss_reductions;
 };
 
 // One box move of an exchange: the elements of `region` (the intersection of the two
@@ -78,8 +94,17 @@ class Transport {
   // buffer holds the same values, bitwise. `devices` are distinct; buffers[i] is null
   // where this process does not hold devices[i]. Every process whose device is in the
   // group calls it, in the same order.
+  //
+  // Weight gradients (floats), by a ring over the devices in ascending order, the volume
+  // CostModel::sync prices. The buffer may hold the gradients of several layers one after
+  // another (a bucket): `segments` says whose elements are where, in order, so that each
+  // element sent is counted for its layer.
   virtual void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
-                          ReduceKind kind, int layer) = 0;
+                          const std::vector<ReduceSegment>& segments) = 0;
+  // Batch-norm statistics and loss shares (doubles, a few per channel), by a direct
+  // exchange: every member sends its whole buffer to every other member, and each adds
+  // the p buffers in ascending device order. One message time instead of the ring's
+  // 2(p-1), for p-1 times the ring's bytes, which these small buffers can afford.
   virtual void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
                           ReduceKind kind, int layer) = 0;
 
@@ -87,9 +112,11 @@ class Transport {
   void reset_counts() { counts_ = {}; }
 
  protected:
-  // Counts a move or ring send of `elements` from src to dst (different devices).
+  // Counts a move or reduction send of `elements` from src to dst (different devices).
   void count_move(const EdgeTag& tag, int src, int dst, int64_t elements);
   void count_reduce(ReduceKind kind, int layer, int src, int dst, int64_t elements);
+  // Counts a ring send of weight-gradient elements [lo, hi) of a buffer laid out as `segments`.
+  void count_ring_send(const std::vector<ReduceSegment>& segments, int64_t lo, int64_t hi, int src, int dst);
 
   TrafficCounts counts_;
 };
