@@ -2,8 +2,9 @@
 // describes a link: latency and one-way bandwidth, measured through the Gloo communicator
 // that `layerplan train` uses.
 //  - Rank 0 and rank 1 bounce messages of growing size; a one-way time is half the median
-//    round trip. The bandwidth is the bytes of a 16 MiB message over its one-way time less
-//    the one-way time of a 4-byte message.
+//    round trip. The bandwidth is that of a 16 MiB message sent both ways at once, as the
+//    executor's box moves and rings send (its median time less the one-way time of a 4-byte
+//    message); the one-way figure is printed and written too.
 //  - The latency is what one message costs the way the executor sends them: both ranks post
 //    a receive and then a send of 64 floats (a box move or a batch-norm statistics
 //    exchange), back to back and after computing for 0.1, 0.5, 2 and 10 ms. The JSON has
@@ -84,12 +85,30 @@ int main(int argc, char** argv) {
     const auto comm = layerplan::connect_gloo(options);
     const double idle_latency = one_way_seconds(*comm, 1, 200);
     if (comm->rank() == 0) std::printf("%12s %14s %12s\n", "bytes", "one-way us", "GB/s");
-    double bandwidth = 0;
+    double one_way_bandwidth = 0, bandwidth = 0;
     for (const size_t floats : {size_t{1}, size_t{256}, size_t{4096}, size_t{65536}, size_t{1} << 20, size_t{4} << 20}) {
       const double t = one_way_seconds(*comm, floats, floats >= (size_t{1} << 20) ? 10 : 50);
       const double bytes = 4.0 * static_cast<double>(floats);
       if (comm->rank() == 0) std::printf("%12.0f %14.1f %12.3f\n", bytes, 1e6 * t, bytes / t / 1e9);
-      if (floats == (size_t{4} << 20)) bandwidth = bytes / std::max(t - idle_latency, 1e-9) / 1e9;
+      if (floats == (size_t{4} << 20)) one_way_bandwidth = bytes / std::max(t - idle_latency, 1e-9) / 1e9;
+    }
+    // Both ways at once, as the executor moves boxes between ranks and runs its rings: each
+    // rank sends 16 MiB while it receives 16 MiB. This is the bandwidth the cost model gets.
+    {
+      const size_t floats = size_t{4} << 20;
+      std::vector<float> out(floats, 1.0f), in(floats);
+      std::vector<double> times;
+      for (int r = 0; r < 11; ++r) {
+        comm->barrier();
+        const auto t0 = Clock::now();
+        auto received = comm->irecv(in.data(), floats, 1 - comm->rank(), 5);
+        auto sent = comm->isend(out.data(), floats, 1 - comm->rank(), 5);
+        received->wait();
+        sent->wait();
+        if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      std::sort(times.begin(), times.end());
+      bandwidth = 4.0 * static_cast<double>(floats) / std::max(times[times.size() / 2] - idle_latency, 1e-9) / 1e9;
     }
     // Back-to-back small all-reduces, as the executor issues them layer after layer.
     std::vector<float> small(64, 1.0f);
@@ -140,10 +159,13 @@ int main(int argc, char** argv) {
     if (comm->rank() == 0) {
       std::printf("exchange of 64 floats after computing for");
       for (const auto& [gap, t] : by_gap) std::printf(" %g ms: %.1f us;", 1e3 * gap, 1e6 * t);
-      std::printf("\nlink: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
+      std::printf("\nbandwidth: %.3f GB/s one way at a time, %.3f GB/s each way when both ranks send at once\n",
+                  one_way_bandwidth, bandwidth);
+      std::printf("link: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
       if (!json.empty()) {
         std::ofstream out(json);
         out << "{\"latency_us\": " << 1e6 * latency << ", \"bandwidth_gbytes\": " << bandwidth
+            << ", \"one_way_bandwidth_gbytes\": " << one_way_bandwidth
             << ", \"ping_pong_latency_us\": " << 1e6 * idle_latency << ", \"latency_by_gap\": [";
         for (size_t i = 0; i < by_gap.size(); ++i) {
           out << (i ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[i].first << ", \"latency_us\": " << 1e6 * by_gap[i].second

@@ -2,8 +2,8 @@
 # The cost model calibrated to this CPU against measured step times: for each zoo model and
 # 1, 2 and 4 ranks, the planner's layer-wise plan for that many devices of
 # bench/cpu_like_4_devices.toml is
-#   - predicted by `layerplan predict`: its tiles' compute measured in one process with the
-#     threads and core share a rank gets, plus the cost model's price of the bytes it moves
+#   - predicted by `layerplan predict` under `layerplan launch --nproc N`: each rank's tiles'
+#     compute measured while the other ranks compute theirs (nothing sent between them), plus the cost model's price of the bytes it moves
 #     and reduces over the link that bench/gloo_link_bench measures between two ranks here,
 #     and each message's time after the compute before it, from the same benchmark;
 #   - measured by `layerplan launch --nproc N -- layerplan train` on synthetic data: the
@@ -46,7 +46,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out="${keep:-$work}"
 mkdir -p "$out"
-cores=$(nproc)
 
 "$binary" launch --nproc 2 -- "$link_bench" --json "$out/link.json" | tee "$out/link.txt"
 have_python=0
@@ -61,10 +60,9 @@ for c in "${cases[@]}"; do
     tag="$model-$n"
     "$binary" plan --model "$model" --batch "$batch" --cluster bench/cpu_like_4_devices.toml --gpus "$n" \
       --gpus-per-node "$n" --json "$out/$tag.plan.json" >"$out/$tag.plan.txt"
-    # A rank's threads and share of them, as `layerplan launch` gives them.
-    threads=$(( cores / n > 0 ? cores / n : 1 ))
-    share=$(awk -v c="$cores" -v n="$n" 'BEGIN { print (c >= n ? 1 : c / n) }')
-    OMP_NUM_THREADS=$threads "$binary" predict --plan "$out/$tag.plan.json" --steps "$case_steps" --core-share "$share" \
+    # Each rank times its own device's tiles while the others time theirs, with the cores
+    # `layerplan launch` gives it, as in training.
+    "$binary" launch --nproc "$n" -- "$binary" predict --plan "$out/$tag.plan.json" --steps "$case_steps" \
       --link "$out/link.json" --json "$out/$tag.predict.json" >"$out/$tag.predict.txt"
     "$binary" launch --nproc "$n" -- "$binary" train --plan "$out/$tag.plan.json" --data synthetic \
       --steps "$case_steps" --log-every 1000 --log-json "$out/$tag.train.jsonl" >"$out/$tag.train.txt" 2>&1

@@ -1,8 +1,8 @@
 #include "cli/predict_command.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,13 +10,11 @@
 
 #include "cli/link_figures.h"
 #include "cli/plan_file.h"
-#include "cli/train_data.h"
+#include "cli/predict_measurement.h"
 #include "common/error.h"
 #include "planner/cost_model.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/gradient_buckets.h"
-#include "runtime/executor/in_process_transport.h"
-#include "runtime/heap_tuning.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
@@ -43,15 +41,6 @@ CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
   return sub;
 }
 
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-}  // namespace
 
 int run_predict_command(const PredictCommandArgs& args) {
   const PlanFile file = read_plan_file(args.plan);
@@ -94,68 +83,26 @@ int run_predict_command(const PredictCommandArgs& args) {
   const DeviceGraph devices = build_device_graph(spec);
   const CostModel cost(graph, devices);
 
-  // Every tile in this process, one after another, each timed per layer and device.
-  keep_freed_memory_in_process();
-  const auto kernels = make_kernels(args.kernels);
-  InProcessTransport transport;
-  ExecutorOptions options;
-  options.time_compute = true;
-  Executor executor(graph, loaded.plan, *kernels, transport, options);
-  const Shape& input = graph.layer(0).output;
-  DataOptions data_options;
-  data_options.positions = {{0, input.n()}};
-  const TrainingData data =
-      load_training_data("synthetic", input, graph.layer(graph.size() - 1).output.c(), data_options);
-  const EpochOrder order(data.train->samples(), input.n(), false, 1, 0);
-  // The share of the batch the busiest rank assembles: the samples its input tiles cover.
-  std::vector<int64_t> covered(static_cast<size_t>(file.devices), 0);
-  const std::vector<Box> input_tiles = tiles(input, loaded.plan[0]);
-  for (size_t t = 0; t < input_tiles.size(); ++t) {
-    covered[static_cast<size_t>(loaded.plan[0].devices[t])] += input_tiles[t].dim[0].size();
-  }
-  const double data_share = static_cast<double>(*std::max_element(covered.begin(), covered.end())) /
-                            static_cast<double>(input.n());
-  using Clock = std::chrono::steady_clock;
-  // [layer][step]: the slowest device's compute, and its forward part
-  std::vector<std::vector<double>> per_step(static_cast<size_t>(graph.size())), forward_steps(per_step.size());
-  std::vector<double> overhead_steps, data_steps;
-  for (int s = 0; s < args.steps; ++s) {
-    const auto t0 = Clock::now();
-    const GlobalBatch gb = assemble_batch(*data.train, order, s, input, data_options.positions);
-    const auto t1 = Clock::now();
-    executor.reset_compute_seconds();
-    executor.step(gb.images, gb.labels);
-    const auto t2 = Clock::now();
-    if (s == 0) continue;
-    double kernels_s = 0;
-    for (int id = 0; id < graph.size(); ++id) {
-      const std::vector<double>& by_device = executor.compute_seconds()[static_cast<size_t>(id)];
-      const auto slowest = std::max_element(by_device.begin(), by_device.end()) - by_device.begin();
-      per_step[static_cast<size_t>(id)].push_back(by_device[static_cast<size_t>(slowest)]);
-      forward_steps[static_cast<size_t>(id)].push_back(
-          executor.forward_seconds()[static_cast<size_t>(id)][static_cast<size_t>(slowest)]);
-      for (double d : by_device) kernels_s += d;
-    }
-    // What the step spent outside the kernels (copying boxes between tiles, allocating,
-    // bookkeeping), shared evenly by the devices; and the busiest rank's share of making the batch.
-    const double wall = std::chrono::duration<double>(t2 - t1).count();
-    overhead_steps.push_back(std::max(0.0, wall - kernels_s) / file.devices);
-    data_steps.push_back(std::chrono::duration<double>(t1 - t0).count() * data_share);
-  }
-  const double overhead = median(overhead_steps) / args.core_share;
-  const double data_time = median(data_steps) / args.core_share;
+  const bool launched = std::getenv("LAYERPLAN_RANK") != nullptr;
+  require(!launched || args.core_share == 1.0,
+          "--core-share " + std::to_string(args.core_share) + ": under layerplan launch the ranks share the cores "
+          "themselves; leave it at 1");
+  const MeasuredSteps measured =
+      launched ? measure_as_ranks(graph, loaded.plan, file.devices, args.steps, args.kernels)
+               : measure_in_one_process(graph, loaded.plan, file.devices, args.steps, args.core_share, args.kernels);
+  if (!measured.prints) return 0;
+  const double overhead = measured.overhead_s;
+  const double data_time = measured.data_s;
 
   // The executor's messages in the order it sends them, all devices in step: each costs the
   // link's time for a message after the compute since the previous one (the busiest
   // device's), plus its bytes as the cost model prices them.
   const std::vector<GradientBucket> buckets =
-      gradient_buckets(graph, loaded.plan, std::max<int64_t>(1, options.gradient_bucket_bytes / 4));
+      gradient_buckets(graph, loaded.plan, std::max<int64_t>(1, ExecutorOptions{}.gradient_bucket_bytes / 4));
   const auto n = static_cast<size_t>(graph.size());
-  std::vector<double> compute_s(n), forward_s(n), transfer_s(n, 0.0), sync_s(n, 0.0);
-  for (size_t id = 0; id < n; ++id) {
-    compute_s[id] = median(per_step[id]) / args.core_share;
-    forward_s[id] = std::min(compute_s[id], median(forward_steps[id]) / args.core_share);
-  }
+  const std::vector<double>& compute_s = measured.compute_s;
+  std::vector<double> forward_s(n), transfer_s(n, 0.0), sync_s(n, 0.0);
+  for (size_t id = 0; id < n; ++id) forward_s[id] = std::min(compute_s[id], measured.forward_s[id]);
   double gap = 0, messages = 0;
   const auto message = [&] {
     const double t = link.message_s(gap);
@@ -259,11 +206,14 @@ int run_predict_command(const PredictCommandArgs& args) {
     std::printf("%-28s %-24s %11s %11s %9.3f\n", "loss", "", "", "", 1e3 * loss_sync);
   }
   const double step = compute + overhead + data_time + transfer + sync;
+  char core_share_text[64];
+  std::snprintf(core_share_text, sizeof core_share_text, "one process, core share %.2f", args.core_share);
   std::printf("%s, batch %lld, %s plan on %d device%s: predicted step %.4f s = compute %.4f s + executor overhead "
-              "%.4f s + data %.4f s (measured, median of %d steps, core share %.2f) + transfer %.4f s + sync %.4f s "
+              "%.4f s + data %.4f s (measured, median of %d steps, %s) + transfer %.4f s + sync %.4f s "
               "(priced: %.0f messages, link %.2f GB/s)\n",
               graph.name().c_str(), static_cast<long long>(file.batch), file.strategy.c_str(), file.devices,
-              file.devices == 1 ? "" : "s", step, compute, overhead, data_time, args.steps - 1, args.core_share,
+              file.devices == 1 ? "" : "s", step, compute, overhead, data_time, args.steps - 1,
+              launched ? "one rank per device" : core_share_text,
               transfer, sync, messages, link.gbytes);
   if (args.json) {
     std::ofstream json_out(*args.json, std::ios::trunc);

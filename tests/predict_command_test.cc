@@ -40,6 +40,11 @@ nlohmann::json predict(const fs::path& plan, const std::string& gbytes, const st
   return predict_with(plan, {"--link-gbytes", gbytes, "--link-latency-us", latency_us}, dir);
 }
 
+std::vector<std::string> with_args(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 double communication(const nlohmann::json& p) { return p.at("transfer_s").get<double>() + p.at("sync_s").get<double>(); }
 
 TEST(PredictCommand, TheStepIsTheSumOfMeasuredComputeAndPricedCommunication) {
@@ -105,6 +110,32 @@ TEST(PredictCommand, AMessageCostsTheFigureOfTheComputeBeforeIt) {
   EXPECT_LT(communication(dear) - communication(flat), flat.at("messages").get<double>() * 0.1);
   // A constant figure is the same as --link-latency-us.
   EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
+}
+
+// Under `layerplan launch`, each rank times its own tiles while the other does; rank 0
+// alone reports. The core share is the launcher's to give.
+TEST(PredictCommand, UnderLaunchEachRankTimesItsOwnTiles) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2), json = dir.path() / "ranks.json";
+  const std::vector<std::string> args = {"launch", "--nproc", "2", "--", kBinary, "predict", "--plan", plan.string(),
+                                         "--steps", "3", "--link-gbytes", "1", "--link-latency-us", "100"};
+  Outcome r = run(with_args(args, {"--json", json.string()}));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(lines_of(r.out).size(), 1u) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("[rank 0] lenet5, batch 32, layer-wise plan on 2 devices: predicted step"));
+  EXPECT_THAT(r.out, HasSubstr("one rank per device"));
+  const nlohmann::json p = nlohmann::json::parse(read_text(json));
+  EXPECT_GT(p.at("compute_s").get<double>(), 0);
+  EXPECT_GT(p.at("transfer_s").get<double>(), 0);
+  EXPECT_EQ(p.at("devices"), 2);
+
+  r = run(with_args(args, {"--core-share", "0.5"}));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--core-share 0.5")) << describe(r);
+  r = run({"launch", "--nproc", "2", "--", kBinary, "predict", "--plan", lenet_plan(dir, 1).string(), "--link-gbytes",
+           "1", "--link-latency-us", "100"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("this run has 2 ranks")) << describe(r);
 }
 
 TEST(PredictCommand, OneDeviceCommunicatesNothing) {

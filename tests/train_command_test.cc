@@ -87,6 +87,38 @@ TEST(TrainCommand, OneProcessAndTwoRanksTrainTheSameLosses) {
   EXPECT_NE(losses_in(log3).front(), l1.front());
 }
 
+// --profile: per rank, every layer's compute and the communication after the first step.
+// One process computes every tile and sends nothing; two ranks each compute their half and
+// move boxes, all-reduce gradients and the loss.
+TEST(TrainCommand, ProfileTimesLayersAndCommunicationPerRank) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
+  const fs::path profile = dir.path() / "profile.json";
+  Outcome r = run(with({"train", "--plan", one.string(), "--profile", profile.string()}, kSgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  nlohmann::json p = nlohmann::json::parse(read_text(profile));
+  EXPECT_EQ(p.at("steps").get<double>(), 3);  // 4 steps, the first not profiled
+  EXPECT_EQ(p.at("layers").size(), 14u);  // LeNet-5 has 14 layers, input and loss included
+  EXPECT_GT(p.at("compute_s").get<double>(), 0);
+  EXPECT_EQ(p.at("communication").at("moves").at("calls").get<double>(), 0);
+
+  r = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--profile",
+                profile.string()},
+               kSgd));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("[rank 1] communication per step: moves"));
+  for (int rank : {0, 1}) {
+    p = nlohmann::json::parse(read_text(profile.string() + ".rank" + std::to_string(rank)));
+    EXPECT_EQ(p.at("rank"), rank);
+    EXPECT_GT(p.at("compute_s").get<double>(), 0);
+    const nlohmann::json& c = p.at("communication");
+    EXPECT_GT(c.at("moves").at("calls").get<double>(), 0);  // n2 -> c2 moves boxes
+    EXPECT_EQ(c.at("weight_reductions").at("calls").get<double>(), 1);  // one bucket: LeNet-5 is small
+    EXPECT_EQ(c.at("loss_reductions").at("calls").get<double>(), 1);
+    EXPECT_GT(c.at("moves").at("seconds").get<double>(), 0);
+  }
+}
+
 TEST(TrainCommand, PlanFromTheEnvironment) {
   ScratchDir dir;
   const fs::path one = lenet_plan(dir, 1, "one.json");
@@ -113,6 +145,7 @@ TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
       {{"train", "--plan", two.string()}, "is for 2 devices, this run has 1 process"},
       {{"train", "--plan", one.string(), "--data", (dir.path() / "nosuch.safetensors").string()}, "nosuch.safetensors"},
       {{"train", "--plan", one.string(), "--shuffle", "maybe"}, "--shuffle maybe"},
+      {{"train", "--plan", one.string(), "--profile", (dir.path() / "no" / "profile.json").string()}, "--profile"},
   };
   for (const Case& c : cases) {
     const Outcome r = run(with(c.args, {"--log-json", log.string()}));

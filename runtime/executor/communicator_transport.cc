@@ -103,43 +103,40 @@ void CommunicatorTransport::all_reduce(const std::vector<int>& devices,
   const uint32_t tag = reduce_tag(ReduceKind::kWeightGradients, segments.empty() ? 0 : segments.front().layer);
   // The in-process ring's schedule, from position i's side: in step s it sends chunk
   // (i - s + phase) (reduce-scatter, then all-gather) and receives the one before.
-  const auto send_chunk = [&](int phase, int s) { return ((i - s + phase) % p + p) % p; };
-  const auto recv_chunk = [&](int phase, int s) { return (send_chunk(phase, s) + p - 1) % p; };
-  // Every receive of both phases is posted first (see exchange()), each into its own
-  // part of `incoming`; receives from one peer with one tag match in posting order.
   const int steps = 2 * (p - 1);
-  std::vector<int64_t> offset(static_cast<size_t>(steps) + 1, 0);
-  for (int k = 0; k < steps; ++k) {
-    const auto [lo, hi] = ring_chunk(n, p, recv_chunk(k / (p - 1), k % (p - 1)));
-    offset[static_cast<size_t>(k) + 1] = offset[static_cast<size_t>(k)] + (hi - lo);
-  }
-  std::vector<float> incoming(static_cast<size_t>(offset.back()));
-  std::vector<std::unique_ptr<Request>> recvs(static_cast<size_t>(steps));
-  for (int k = 0; k < steps; ++k) {
-    const int64_t size = offset[static_cast<size_t>(k) + 1] - offset[static_cast<size_t>(k)];
-    if (size > 0) {
-      recvs[static_cast<size_t>(k)] =
-          comm_.irecv(incoming.data() + offset[static_cast<size_t>(k)], static_cast<size_t>(size), prev, tag);
-    }
-  }
-  for (int k = 0; k < steps; ++k) {
+  const auto chunk_of = [&](int k, bool send) {
     const int phase = k / (p - 1), s = k % (p - 1);
-    const auto [slo, shi] = ring_chunk(n, p, send_chunk(phase, s));
-    const auto [rlo, rhi] = ring_chunk(n, p, recv_chunk(phase, s));
+    const int sent = ((i - s + phase) % p + p) % p;
+    return ring_chunk(n, p, send ? sent : (sent + p - 1) % p);
+  };
+  // Each step's receive is posted before that step's send (see exchange()): the reduce-
+  // scatter's into one chunk of scratch, added once it is in; the all-gather's straight into
+  // the buffer, whose chunk there this rank no longer reads or sends. One receive is
+  // outstanding at a time, so the scratch is one chunk, as it was before receives went first.
+  std::vector<float> scratch(static_cast<size_t>(ring_chunk(n, p, 0).second));
+  const auto post_receive = [&](int k) -> std::unique_ptr<Request> {
+    const auto [lo, hi] = chunk_of(k, false);
+    if (k >= steps || hi <= lo) return nullptr;
+    float* into = k < p - 1 ? scratch.data() : buffer.data() + lo;
+    return comm_.irecv(into, static_cast<size_t>(hi - lo), prev, tag);
+  };
+  std::unique_ptr<Request> received = post_receive(0);
+  for (int k = 0; k < steps; ++k) {
+    const auto [slo, shi] = chunk_of(k, true);
+    const auto [rlo, rhi] = chunk_of(k, false);
     std::unique_ptr<Request> sent;
     if (shi > slo) {
       sent = comm_.isend(buffer.data() + slo, static_cast<size_t>(shi - slo), next, tag);
       count_ring_send(segments, slo, shi, comm_.rank(), next);
     }
-    if (rhi > rlo) {
-      recvs[static_cast<size_t>(k)]->wait();
-      const float* in = incoming.data() + offset[static_cast<size_t>(k)];
-      for (int64_t e = rlo; e < rhi; ++e) {
-        const float v = in[e - rlo];
-        buffer[static_cast<size_t>(e)] = phase == 0 ? buffer[static_cast<size_t>(e)] + v : v;
+    if (received) {
+      received->wait();
+      if (k < p - 1) {
+        for (int64_t e = rlo; e < rhi; ++e) buffer[static_cast<size_t>(e)] += scratch[static_cast<size_t>(e - rlo)];
       }
     }
     if (sent) sent->wait();
+    received = post_receive(k + 1);  // no send of this rank is in flight now
   }
 }
 

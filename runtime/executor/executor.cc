@@ -372,7 +372,11 @@ void Executor::queue_gradients(int id, std::vector<LayerParams>& grads) {
       const GradientBucket& bucket = buckets_[static_cast<size_t>(found->second)];
       const auto position = std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
       std::vector<float>& data = bucket_data_[static_cast<size_t>(found->second)][static_cast<size_t>(position)];
-      data.insert(data.end(), flat.begin(), flat.end());
+      if (data.empty()) {
+        data = std::move(flat);  // a bucket's first shard (a large layer's only one) is not copied
+      } else {
+        data.insert(data.end(), flat.begin(), flat.end());
+      }
     }
   }
   for (int b : reduce_after_[static_cast<size_t>(id)]) reduce_bucket(b);

@@ -1,0 +1,194 @@
+#include "cli/predict_measurement.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "cli/train_data.h"
+#include "common/error.h"
+#include "runtime/executor/executor.h"
+#include "runtime/executor/in_process_transport.h"
+#include "runtime/executor/stand_in_transport.h"
+#include "runtime/gloo_communicator.h"
+#include "runtime/heap_tuning.h"
+
+namespace layerplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// The samples of the batch that each device's input tiles cover.
+std::vector<std::vector<Interval>> positions_by_device(const ModelGraph& graph, const Configuration& input_config,
+                                                       int devices) {
+  std::vector<std::vector<Interval>> positions(static_cast<size_t>(devices));
+  const std::vector<Box> input_tiles = tiles(graph.layer(0).output, input_config);
+  for (size_t t = 0; t < input_tiles.size(); ++t) {
+    positions[static_cast<size_t>(input_config.devices[t])].push_back(input_tiles[t].dim[0]);
+  }
+  return positions;
+}
+
+// Timings of `steps` steps of `executor` (its compute timer on), the first not counted:
+// per layer, device and step the compute and forward seconds, and (medians over the steps)
+// the wall time outside `devices`' kernels and the time making the batch.
+struct StepTimings {
+  std::vector<std::vector<std::vector<double>>> compute, forward;  // [layer][device][step]
+  double outside_kernels = 0, data = 0;
+};
+
+StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::vector<Interval>& positions,
+                       const std::vector<int>& devices, int steps) {
+  const Shape& input = graph.layer(0).output;
+  DataOptions data_options;
+  data_options.positions = positions;
+  const TrainingData data =
+      load_training_data("synthetic", input, graph.layer(graph.size() - 1).output.c(), data_options);
+  const EpochOrder order(data.train->samples(), input.n(), false, 1, 0);
+  const auto n = static_cast<size_t>(graph.size());
+  const size_t width = executor.compute_seconds().empty() ? 0 : executor.compute_seconds()[0].size();
+  std::vector<std::vector<std::vector<double>>> compute(n, std::vector<std::vector<double>>(width)), forward = compute;
+  std::vector<double> outside, making;
+  for (int s = 0; s < steps; ++s) {
+    const auto t0 = Clock::now();
+    const GlobalBatch gb = assemble_batch(*data.train, order, s, input, positions);
+    const auto t1 = Clock::now();
+    executor.reset_compute_seconds();
+    executor.step(gb.images, gb.labels);
+    const auto t2 = Clock::now();
+    if (s == 0) continue;
+    double kernels = 0;
+    for (size_t id = 0; id < n; ++id) {
+      for (size_t d = 0; d < width; ++d) {
+        compute[id][d].push_back(executor.compute_seconds()[id][d]);
+        forward[id][d].push_back(executor.forward_seconds()[id][d]);
+      }
+      for (int d : devices) kernels += executor.compute_seconds()[id][static_cast<size_t>(d)];
+    }
+    outside.push_back(std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - kernels));
+    making.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  StepTimings t;
+  t.compute = std::move(compute);
+  t.forward = std::move(forward);
+  t.outside_kernels = median(outside);
+  t.data = median(making);
+  return t;
+}
+
+// Per layer, the slowest device's compute in each step and its forward part, the medians
+// over the steps: the devices wait for each other at every layer that communicates, so a
+// step takes each layer's slowest device of that step, not that of the typical step.
+void take_slowest(const std::vector<std::vector<std::vector<double>>>& compute,
+                  const std::vector<std::vector<std::vector<double>>>& forward, const std::vector<int>& devices,
+                  MeasuredSteps* m) {
+  for (size_t id = 0; id < compute.size(); ++id) {
+    std::vector<double> slowest, slowest_forward;
+    const size_t steps = compute[id].empty() ? 0 : compute[id][static_cast<size_t>(devices.front())].size();
+    for (size_t s = 0; s < steps; ++s) {
+      int worst = devices.front();
+      for (int d : devices) {
+        if (compute[id][static_cast<size_t>(d)][s] > compute[id][static_cast<size_t>(worst)][s]) worst = d;
+      }
+      slowest.push_back(compute[id][static_cast<size_t>(worst)][s]);
+      slowest_forward.push_back(forward[id][static_cast<size_t>(worst)][s]);
+    }
+    m->compute_s.push_back(median(slowest));
+    m->forward_s.push_back(median(slowest_forward));
+  }
+}
+
+}  // namespace
+
+MeasuredSteps measure_in_one_process(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
+                                     int steps, double core_share, const std::string& kernel_kind) {
+  keep_freed_memory_in_process();
+  const auto kernels = make_kernels(kernel_kind);
+  InProcessTransport transport;
+  ExecutorOptions options;
+  options.time_compute = true;
+  Executor executor(graph, plan, *kernels, transport, options);
+  const auto positions = positions_by_device(graph, plan[0], devices);
+  std::vector<Interval> all = {{0, graph.layer(0).output.n()}};
+  std::vector<int> every(static_cast<size_t>(devices));
+  for (int d = 0; d < devices; ++d) every[static_cast<size_t>(d)] = d;
+  const StepTimings t = time_steps(graph, executor, all, every, steps);
+  MeasuredSteps m;
+  take_slowest(t.compute, t.forward, every, &m);
+  for (size_t id = 0; id < m.compute_s.size(); ++id) {
+    m.compute_s[id] /= core_share;
+    m.forward_s[id] /= core_share;
+  }
+  // The work outside the kernels is shared evenly by the devices; the busiest device makes
+  // the largest part of the batch.
+  int64_t busiest = 0;
+  for (const auto& p : positions) {
+    int64_t samples = 0;
+    for (const Interval& i : p) samples += i.size();
+    busiest = std::max(busiest, samples);
+  }
+  m.overhead_s = t.outside_kernels / devices / core_share;
+  m.data_s = t.data * static_cast<double>(busiest) / static_cast<double>(graph.layer(0).output.n()) / core_share;
+  return m;
+}
+
+MeasuredSteps measure_as_ranks(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
+                               int steps, const std::string& kernel_kind) {
+  const GlooOptions world = gloo_options_from_env();
+  require(world.world_size == devices, "the plan is for " + std::to_string(devices) + " devices, this run has " +
+                                           std::to_string(world.world_size) + " ranks: start it with `layerplan "
+                                           "launch --nproc " + std::to_string(devices) + " -- layerplan predict ...`");
+  keep_freed_memory_in_process();
+  const auto kernels = make_kernels(kernel_kind);
+  StandInTransport transport(world.rank);
+  ExecutorOptions options;
+  options.time_compute = true;
+  Executor executor(graph, plan, *kernels, transport, options);
+  const auto positions = positions_by_device(graph, plan[0], devices);
+  const auto comm = connect_gloo(world);
+  comm->barrier();  // every rank computes at the same time
+  const StepTimings t = time_steps(graph, executor, positions[static_cast<size_t>(world.rank)], {world.rank}, steps);
+  // Gather: rank r's figures in slot r of each row, summed over the ranks. Rows: per layer
+  // and step its compute and its forward part, then the time outside the kernels and making
+  // the batch.
+  const auto n = static_cast<size_t>(graph.size());
+  const auto p = static_cast<size_t>(devices), r = static_cast<size_t>(world.rank);
+  const size_t timed = t.compute.empty() ? 0 : t.compute[0][r].size();
+  std::vector<float> rows((2 * n * timed + 2) * p, 0.0f);
+  for (size_t id = 0; id < n; ++id) {
+    for (size_t s = 0; s < timed; ++s) {
+      rows[(id * timed + s) * p + r] = static_cast<float>(t.compute[id][r][s]);
+      rows[((n + id) * timed + s) * p + r] = static_cast<float>(t.forward[id][r][s]);
+    }
+  }
+  rows[2 * n * timed * p + r] = static_cast<float>(t.outside_kernels);
+  rows[(2 * n * timed + 1) * p + r] = static_cast<float>(t.data);
+  comm->all_reduce_sum(rows.data(), rows.size());
+  std::vector<std::vector<std::vector<double>>> compute(n, std::vector<std::vector<double>>(p)), forward = compute;
+  for (size_t id = 0; id < n; ++id) {
+    for (size_t d = 0; d < p; ++d) {
+      for (size_t s = 0; s < timed; ++s) {
+        compute[id][d].push_back(rows[(id * timed + s) * p + d]);
+        forward[id][d].push_back(rows[((n + id) * timed + s) * p + d]);
+      }
+    }
+  }
+  std::vector<int> every(p);
+  for (size_t d = 0; d < p; ++d) every[d] = static_cast<int>(d);
+  MeasuredSteps m;
+  take_slowest(compute, forward, every, &m);
+  const auto row = [&](size_t i) { return std::vector<double>(rows.begin() + static_cast<std::ptrdiff_t>(i * p),
+                                                              rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * p)); };
+  const std::vector<double> outside = row(2 * n * timed), making = row(2 * n * timed + 1);
+  m.overhead_s = *std::max_element(outside.begin(), outside.end());
+  m.data_s = *std::max_element(making.begin(), making.end());
+  m.prints = world.rank == 0;
+  return m;
+}
+
+}  // namespace layerplan
