@@ -49,14 +49,15 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   data_options.positions = positions;
   const TrainingData data =
       load_training_data("synthetic", input, graph.layer(graph.size() - 1).output.c(), data_options);
-  const EpochOrder order(data.train->samples(), input.n(), false, 1, 0);
+  // Batches made as `layerplan train` makes them by default (shuffled, seed 1).
+  const EpochOrder order(data.train->samples(), input.n(), true, 1, 0);
   const auto n = static_cast<size_t>(graph.size());
   const size_t width = executor.compute_seconds().empty() ? 0 : executor.compute_seconds()[0].size();
   std::vector<std::vector<std::vector<double>>> compute(n, std::vector<std::vector<double>>(width)), forward = compute;
   std::vector<double> outside, making;
   for (int s = 0; s < steps; ++s) {
     const auto t0 = Clock::now();
-    const GlobalBatch gb = assemble_batch(*data.train, order, s, input, positions);
+    const GlobalBatch gb = assemble_batch(*data.train, order, s % order.batches(), input, positions);
     const auto t1 = Clock::now();
     executor.reset_compute_seconds();
     executor.step(gb.images, gb.labels);
