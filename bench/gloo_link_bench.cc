@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -63,6 +64,18 @@ double compute_for(double seconds) {
   return x;
 }
 
+// Seconds of one exchange with the other rank: `out` sent while `in` is received, the
+// receive posted first, as the executor's moves and reductions go.
+double exchange_seconds(layerplan::Communicator& comm, const std::vector<float>& out, std::vector<float>& in,
+                        uint32_t tag) {
+  const auto t0 = Clock::now();
+  auto received = comm.irecv(in.data(), in.size(), 1 - comm.rank(), tag);
+  auto sent = comm.isend(out.data(), out.size(), 1 - comm.rank(), tag);
+  received->wait();
+  sent->wait();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,12 +113,8 @@ int main(int argc, char** argv) {
       std::vector<double> times;
       for (int r = 0; r < 11; ++r) {
         comm->barrier();
-        const auto t0 = Clock::now();
-        auto received = comm->irecv(in.data(), floats, 1 - comm->rank(), 5);
-        auto sent = comm->isend(out.data(), floats, 1 - comm->rank(), 5);
-        received->wait();
-        sent->wait();
-        if (r > 0) times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+        const double t = exchange_seconds(*comm, out, in, 5);
+        if (r > 0) times.push_back(t);
       }
       std::sort(times.begin(), times.end());
       bandwidth = 4.0 * static_cast<double>(floats) / std::max(times[times.size() / 2] - idle_latency, 1e-9) / 1e9;
@@ -120,15 +129,8 @@ int main(int argc, char** argv) {
     // as the executor's box moves and batch-norm statistics go: one message time each.
     std::vector<float> in(64);
     comm->barrier();
-    const auto e0 = Clock::now();
-    const int peer = 1 - comm->rank();
-    for (int i = 0; i < 500; ++i) {
-      auto r = comm->irecv(in.data(), in.size(), peer, 3);
-      auto s = comm->isend(small.data(), small.size(), peer, 3);
-      r->wait();
-      s->wait();
-    }
-    const double exchange = std::chrono::duration<double>(Clock::now() - e0).count() / 500;
+    double exchange = 0;
+    for (int i = 0; i < 500; ++i) exchange += exchange_seconds(*comm, small, in, 3) / 500;
     // The same exchange after each rank has computed for a while, as the executor's
     // messages follow its kernels, for gaps from 0.1 to 10 ms (the range of a layer's
     // kernels). `layerplan predict --link` prices each message at the figure of the compute
@@ -141,12 +143,7 @@ int main(int argc, char** argv) {
       double total = 0;
       for (int i = 0; i < rounds; ++i) {
         if (compute_for(gap) < 0) std::printf(" ");  // never: x stays positive
-        const auto t0 = Clock::now();
-        auto r = comm->irecv(in.data(), in.size(), peer, 4);
-        auto s = comm->isend(small.data(), small.size(), peer, 4);
-        r->wait();
-        s->wait();
-        total += std::chrono::duration<double>(Clock::now() - t0).count();
+        total += exchange_seconds(*comm, small, in, 4);
       }
       by_gap.emplace_back(gap, total / rounds);
       after_compute += total / rounds / static_cast<double>(gaps.size());

@@ -41,7 +41,6 @@ CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
   return sub;
 }
 
-
 int run_predict_command(const PredictCommandArgs& args) {
   const PlanFile file = read_plan_file(args.plan);
   const ModelAndPlan loaded = model_and_plan(file, args.model, args.model_path);
@@ -98,7 +97,7 @@ int run_predict_command(const PredictCommandArgs& args) {
   // link's time for a message after the compute since the previous one (the busiest
   // device's), plus its bytes as the cost model prices them.
   const std::vector<GradientBucket> buckets =
-      gradient_buckets(graph, loaded.plan, std::max<int64_t>(1, ExecutorOptions{}.gradient_bucket_bytes / 4));
+      gradient_buckets(graph, loaded.plan, bucket_cap_elements(ExecutorOptions{}.gradient_bucket_bytes));
   const auto n = static_cast<size_t>(graph.size());
   const std::vector<double>& compute_s = measured.compute_s;
   std::vector<double> forward_s(n), transfer_s(n, 0.0), sync_s(n, 0.0);
@@ -110,14 +109,34 @@ int run_predict_command(const PredictCommandArgs& args) {
     messages += 1;
     return t;
   };
-  // Which inputs move boxes between devices: one message each way.
-  const auto moves = [&](int id, size_t slot) {
-    const Layer& layer = graph.layer(id);
-    return cost.transfer(layer, static_cast<int>(slot), loaded.plan[static_cast<size_t>(layer.inputs[slot])],
-                         loaded.plan[static_cast<size_t>(id)]);
+  // Each input edge's bytes, both ways (a message each way where they are not 0), and each
+  // layer's batch-norm statistics, both ways (0: none reduced).
+  std::vector<std::vector<TransferCost>> edges(n);
+  std::vector<double> statistics_s(n);
+  for (size_t id = 0; id < n; ++id) {
+    const Layer& layer = graph.layer(static_cast<int>(id));
+    for (size_t slot = 0; slot < layer.inputs.size(); ++slot) {
+      edges[id].push_back(cost.transfer(layer, static_cast<int>(slot),
+                                        loaded.plan[static_cast<size_t>(layer.inputs[slot])], loaded.plan[id]));
+    }
+    statistics_s[id] = cost.batch_norm_statistics_time(layer, loaded.plan[id]);
+  }
+  // Layer `id` computing for one pass (forward or backward), its statistics reduced halfway.
+  const auto compute_pass = [&](size_t id, double seconds) {
+    if (statistics_s[id] > 0) {
+      gap += seconds / 2;
+      sync_s[id] += statistics_s[id] / 2 + message();
+      gap += seconds / 2;
+    } else {
+      gap += seconds;
+    }
   };
-  const auto reduces_statistics = [&](int id) {
-    return cost.batch_norm_statistics_time(graph.layer(id), loaded.plan[static_cast<size_t>(id)]) > 0;
+  // One pass of layer `id`'s input edges: half of their bytes, and their messages.
+  const auto edge_pass = [&](size_t id) {
+    for (const TransferCost& c : edges[id]) {
+      transfer_s[id] += c.time_s / 2;
+      if (c.bytes > 0) transfer_s[id] += message();
+    }
   };
   double weight_sync = 0, loss_sync = 0;
   // The buckets due at one point (after layer `after`, or at the end: -1), in order; a
@@ -146,38 +165,15 @@ int run_predict_command(const PredictCommandArgs& args) {
     weight_sync += *std::max_element(busy.begin(), busy.end());
     gap = 0;
   };
-  for (int id = 0; id < graph.size(); ++id) {  // forward
-    const auto i = static_cast<size_t>(id);
-    for (size_t slot = 0; slot < graph.layer(id).inputs.size(); ++slot) {
-      const TransferCost c = moves(id, slot);
-      transfer_s[i] += c.time_s / 2;  // forward: half of the edge's bytes
-      if (c.bytes > 0) transfer_s[i] += message();
-    }
-    if (reduces_statistics(id)) {  // the statistics are reduced between computing and applying them
-      gap += forward_s[i] / 2;
-      sync_s[i] += cost.batch_norm_statistics_time(graph.layer(id), loaded.plan[i]) / 2 + message();
-      gap += forward_s[i] / 2;
-    } else {
-      gap += forward_s[i];
-    }
+  for (size_t id = 0; id < n; ++id) {  // forward: inputs, then computing
+    edge_pass(id);
+    compute_pass(id, forward_s[id]);
   }
   if (file.devices > 1) loss_sync = cost.loss_reduction_time(file.devices) + message();
-  for (int id = graph.size() - 1; id >= 0; --id) {  // backward
-    const auto i = static_cast<size_t>(id);
-    const double backward = compute_s[i] - forward_s[i];
-    if (reduces_statistics(id)) {
-      gap += backward / 2;
-      sync_s[i] += cost.batch_norm_statistics_time(graph.layer(id), loaded.plan[i]) / 2 + message();
-      gap += backward / 2;
-    } else {
-      gap += backward;
-    }
-    for (size_t slot = 0; slot < graph.layer(id).inputs.size(); ++slot) {
-      const TransferCost c = moves(id, slot);
-      transfer_s[i] += c.time_s / 2;
-      if (c.bytes > 0) transfer_s[i] += message();
-    }
-    reduce_buckets(id);
+  for (size_t id = n; id-- > 0;) {  // backward: computing, then input gradients, then buckets due
+    compute_pass(id, compute_s[id] - forward_s[id]);
+    edge_pass(id);
+    reduce_buckets(static_cast<int>(id));
   }
   reduce_buckets(-1);
 

@@ -17,10 +17,6 @@ uint32_t reduce_tag(ReduceKind kind, int layer) {
   return static_cast<uint32_t>(layer * 64 + 60 + static_cast<int>(kind));
 }
 
-}  // namespace
-
-namespace {
-
 // Adds the wall time of its scope, and one call, to `time` (when not null).
 class CallTimer {
  public:

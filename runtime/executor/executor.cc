@@ -102,7 +102,10 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
     throw std::invalid_argument("executor: gradient_bucket_bytes " + std::to_string(options_.gradient_bucket_bytes) +
                                 ": expected a positive size");
   }
-  buckets_ = gradient_buckets(graph_, plan_, std::max<int64_t>(1, options_.gradient_bucket_bytes / 4));
+  for (const Layer& layer : graph_.layers()) {
+    replica_groups_.push_back(layerplan::replica_groups(layer, plan_[static_cast<size_t>(layer.id)]));
+  }
+  buckets_ = gradient_buckets(graph_, plan_, bucket_cap_elements(options_.gradient_bucket_bytes));
   bucket_data_.resize(buckets_.size());
   reduce_after_.resize(static_cast<size_t>(graph_.size()));
   for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -121,8 +124,8 @@ std::vector<int64_t> Executor::labels_of(const std::vector<int64_t>& labels, con
   return {labels.begin() + box.dim[0].lo, labels.begin() + box.dim[0].hi};
 }
 
-std::vector<std::vector<int>> Executor::replica_groups(int id) const {
-  return layerplan::replica_groups(graph_.layer(id), plan_[static_cast<size_t>(id)]);
+const std::vector<std::vector<int>>& Executor::replica_groups(int id) const {
+  return replica_groups_[static_cast<size_t>(id)];
 }
 
 namespace {
@@ -358,7 +361,7 @@ void Executor::update_tile(int id, TileState& tile, std::span<const float> g) {
 
 void Executor::queue_gradients(int id, std::vector<LayerParams>& grads) {
   auto& layer_tiles = tiles_[static_cast<size_t>(id)];
-  const std::vector<std::vector<int>> groups = replica_groups(id);
+  const std::vector<std::vector<int>>& groups = replica_groups(id);
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto found = bucket_of_.find({id, static_cast<int>(g)});
     for (int t : groups[g]) {
@@ -400,8 +403,7 @@ void Executor::reduce_bucket(int b) {
   transport_.all_reduce(bucket.devices, buffers, segments);
   int64_t offset = 0;
   for (const GradientSegment& s : bucket.segments) {
-    const std::vector<std::vector<int>> groups = replica_groups(s.layer);
-    for (int t : groups[static_cast<size_t>(s.group)]) {
+    for (int t : replica_groups(s.layer)[static_cast<size_t>(s.group)]) {
       TileState& tile = tiles_[static_cast<size_t>(s.layer)][static_cast<size_t>(t)];
       if (!transport_.holds(tile.device)) continue;
       const auto position = std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();

@@ -131,7 +131,7 @@ class Executor {
   void forward_batch_norm(int id);
   void backward_batch_norm(int id);
   // Groups of tiles that hold the same weight shard / batch-norm channels.
-  std::vector<std::vector<int>> replica_groups(int id) const;
+  const std::vector<std::vector<int>>& replica_groups(int id) const;
   // Applies SGD to a tile's shard with its reduced gradient (weight, then bias).
   void update_tile(int id, TileState& tile, std::span<const float> g);
   // Puts layer `id`'s weight gradients (one per held tile) into their buckets, updating
@@ -151,6 +151,7 @@ class Executor {
   ExecutorOptions options_;
   std::vector<std::vector<TileState>> tiles_;  // [layer][tile]; data only where the transport holds the device
   std::vector<int> devices_;                   // every device of the plan, ascending
+  std::vector<std::vector<std::vector<int>>> replica_groups_;  // [layer]: replica_groups(layer, its configuration)
   std::vector<GradientBucket> buckets_;
   std::vector<std::vector<std::vector<float>>> bucket_data_;  // [bucket][device position]: gradients so far
   std::map<std::pair<int, int>, int> bucket_of_;              // (layer, replica group) -> bucket

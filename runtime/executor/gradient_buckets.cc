@@ -29,6 +29,10 @@ int64_t shard_elements(const ModelGraph& graph, const Layer& layer, const Config
   return channel_split_shards_weights(layer.kind) ? all / config.degrees[1] : all;
 }
 
+int64_t bucket_cap_elements(int64_t bytes) {
+  return std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(float)));
+}
+
 std::vector<GradientBucket> gradient_buckets(const ModelGraph& graph, const std::vector<Configuration>& plan,
                                              int64_t cap_elements) {
   std::vector<GradientBucket> reduced, open;

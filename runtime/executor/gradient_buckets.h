@@ -41,6 +41,9 @@ std::vector<std::vector<int>> replica_groups(const Layer& layer, const Configura
 // The elements of one replica's shard of `layer`'s weight and bias under `config`.
 int64_t shard_elements(const ModelGraph& graph, const Layer& layer, const Configuration& config);
 
+// The cap, in float gradients, of buckets of `bytes` (at least one).
+int64_t bucket_cap_elements(int64_t bytes);
+
 // The buckets of one step, in the order they are all-reduced: those reduced after a layer
 // in the backward's (reverse topological) order, then the rest in the order they were
 // opened. Groups of a single device reduce nothing and are in no bucket.
