@@ -1,7 +1,10 @@
-// The link between two ranks of `layerplan launch` on this machine, as the cost model
-// describes a link: latency and one-way bandwidth, measured through the Gloo communicator
-// that `layerplan train` uses.
-//  - Rank 0 and rank 1 bounce messages of growing size; a one-way time is half the median
+// The link between ranks of `layerplan launch` on this machine, as the cost model
+// describes a link: latency and bandwidth, measured through the Gloo communicator that
+// `layerplan train` uses. The ranks work in pairs (0 with 1, 2 with 3, ...), all pairs at
+// once, so that with N ranks the figures are those of N ranks sharing this machine's cores
+// and memory as N training ranks do: with more ranks than cores, a message waits for its
+// receiver to be scheduled. Run it with the rank count of the training it prices.
+//  - Each pair bounces messages of growing size; a one-way time is half the median
 //    round trip. The bandwidth is that of a 16 MiB message sent both ways at once, as the
 //    executor's box moves and rings send (its median time less the one-way time of a 4-byte
 //    message); the one-way figure is printed and written too.
@@ -9,12 +12,12 @@
 //    a receive and then a send of 64 floats (a box move or a batch-norm statistics
 //    exchange), back to back and after computing for 0.1, 0.5, 2 and 10 ms. The JSON has
 //    each (latency_by_gap, which `layerplan predict --link` uses) and their mean over the
-//    gaps after computing (latency_us). On the 2-core virtual machine measured
+//    gaps after computing (latency_us), both the mean over all ranks. On the 2-core virtual machine measured
 //    (docs/BENCHMARKS.md) a message after computing costs 1 to 3 ms, against 0.2 to 0.3 ms
 //    back to back and 0.05 ms for the idle ping-pong's one way.
 // `layerplan predict --link-gbytes --link-latency-us` takes the two figures.
 //
-//   build/layerplan launch --nproc 2 -- build/bench/gloo_link_bench [--json FILE]
+//   build/layerplan launch --nproc N -- build/bench/gloo_link_bench [--json FILE]   (N even)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,15 +35,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Half the median round trip of `floats` floats from rank 0 to rank 1 and back.
+// The rank this one exchanges with: 0 with 1, 2 with 3, ...
+int peer_of(const layerplan::Communicator& comm) { return comm.rank() ^ 1; }
+
+// Half the median round trip of `floats` floats from the pair's even rank to its odd one and back.
 double one_way_seconds(layerplan::Communicator& comm, size_t floats, int rounds) {
   std::vector<float> buffer(floats, 1.0f);
   std::vector<double> trips;
-  const int peer = 1 - comm.rank();
+  const int peer = peer_of(comm);
   for (int r = 0; r < rounds + 1; ++r) {  // the first round connects and warms up
     comm.barrier();
     const auto t0 = Clock::now();
-    if (comm.rank() == 0) {
+    if (comm.rank() % 2 == 0) {
       comm.isend(buffer.data(), floats, peer, 1)->wait();
       comm.irecv(buffer.data(), floats, peer, 2)->wait();
     } else {
@@ -64,13 +70,13 @@ double compute_for(double seconds) {
   return x;
 }
 
-// Seconds of one exchange with the other rank: `out` sent while `in` is received, the
+// Seconds of one exchange with the pair's other rank: `out` sent while `in` is received, the
 // receive posted first, as the executor's moves and reductions go.
 double exchange_seconds(layerplan::Communicator& comm, const std::vector<float>& out, std::vector<float>& in,
                         uint32_t tag) {
   const auto t0 = Clock::now();
-  auto received = comm.irecv(in.data(), in.size(), 1 - comm.rank(), tag);
-  auto sent = comm.isend(out.data(), out.size(), 1 - comm.rank(), tag);
+  auto received = comm.irecv(in.data(), in.size(), peer_of(comm), tag);
+  auto sent = comm.isend(out.data(), out.size(), peer_of(comm), tag);
   received->wait();
   sent->wait();
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -90,13 +96,14 @@ int main(int argc, char** argv) {
   }
   try {
     const layerplan::GlooOptions options = layerplan::gloo_options_from_env();
-    if (options.world_size != 2) {
-      std::fprintf(stderr, "gloo_link_bench: run it on 2 ranks (layerplan launch --nproc 2), not %d\n",
+    if (options.world_size < 2 || options.world_size % 2 != 0) {
+      std::fprintf(stderr,
+                   "gloo_link_bench: run it on an even number of ranks (layerplan launch --nproc 2, 4, ...), not %d\n",
                    options.world_size);
       return 2;
     }
     const auto comm = layerplan::connect_gloo(options);
-    const double idle_latency = one_way_seconds(*comm, 1, 200);
+    double idle_latency = one_way_seconds(*comm, 1, 200);
     if (comm->rank() == 0) std::printf("%12s %14s %12s\n", "bytes", "one-way us", "GB/s");
     double one_way_bandwidth = 0, bandwidth = 0;
     for (const size_t floats : {size_t{1}, size_t{256}, size_t{4096}, size_t{65536}, size_t{1} << 20, size_t{4} << 20}) {
@@ -124,7 +131,7 @@ int main(int argc, char** argv) {
     comm->barrier();
     const auto a0 = Clock::now();
     for (int i = 0; i < 500; ++i) comm->all_reduce_sum(small.data(), small.size());
-    const double all_reduce = std::chrono::duration<double>(Clock::now() - a0).count() / 500;
+    double all_reduce = std::chrono::duration<double>(Clock::now() - a0).count() / 500;
     // Back-to-back exchanges of 64 floats, each rank posting its receive before its send,
     // as the executor's box moves and batch-norm statistics go: one message time each.
     std::vector<float> in(64);
@@ -137,7 +144,7 @@ int main(int argc, char** argv) {
     // gap before it; the mean over these gaps is the one latency the cost model's link gets.
     std::vector<std::pair<double, double>> by_gap = {{0.0, exchange}};  // (gap s, exchange s)
     double after_compute = 0;
-    const std::vector<std::pair<double, int>> gaps = {{1e-4, 100}, {5e-4, 100}, {2e-3, 50}, {1e-2, 30}};
+    const std::vector<std::pair<double, int>> gaps = {{1e-4, 200}, {5e-4, 200}, {2e-3, 100}, {1e-2, 60}};
     for (const auto& [gap, rounds] : gaps) {
       comm->barrier();
       double total = 0;
@@ -148,7 +155,21 @@ int main(int argc, char** argv) {
       by_gap.emplace_back(gap, total / rounds);
       after_compute += total / rounds / static_cast<double>(gaps.size());
     }
-    const double latency = after_compute;
+    // Every figure as the mean over the ranks: with more ranks than cores, the pairs fare
+    // differently.
+    std::vector<float> figures = {static_cast<float>(idle_latency), static_cast<float>(one_way_bandwidth),
+                                  static_cast<float>(bandwidth), static_cast<float>(all_reduce),
+                                  static_cast<float>(after_compute)};
+    for (const auto& point : by_gap) figures.push_back(static_cast<float>(point.second));
+    comm->all_reduce_sum(figures.data(), figures.size());
+    for (float& f : figures) f /= static_cast<float>(comm->size());
+    idle_latency = figures[0];
+    one_way_bandwidth = figures[1];
+    bandwidth = figures[2];
+    all_reduce = figures[3];
+    const double latency = figures[4];
+    for (size_t i = 0; i < by_gap.size(); ++i) by_gap[i].second = figures[5 + i];
+    exchange = by_gap[0].second;
     if (comm->rank() == 0) {
       std::printf("64 floats: ping-pong one-way %.1f us; back to back: all-reduce %.1f us, exchange %.1f us\n",
                   1e6 * idle_latency, 1e6 * all_reduce, 1e6 * exchange);

@@ -30,8 +30,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
                   "Share of its cores each rank gets (cores / ranks when ranks outnumber cores)")
       ->capture_default_str();
   sub->add_option("--link", args.link,
-                  "The link between two ranks as bench/gloo_link_bench --json measures it: bandwidth, and each "
-                  "message's time by the compute before it");
+                  "The link between ranks as bench/gloo_link_bench --json measures it with the plan's rank "
+                  "count: bandwidth, and each message's time by the compute before it");
   sub->add_option("--link-gbytes", args.link_gbytes, "Instead of --link: GB/s one way between two ranks");
   sub->add_option("--link-latency-us", args.link_latency_us,
                   "Instead of --link: the time of every message between two ranks, µs");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cli/slowest_device.h"
 #include "cli/train_data.h"
 #include "common/error.h"
 #include "runtime/executor/executor.h"
@@ -15,13 +16,6 @@ namespace layerplan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 // The samples of the batch that each device's input tiles cover.
 std::vector<std::vector<Interval>> positions_by_device(const ModelGraph& graph, const Configuration& input_config,
@@ -38,7 +32,7 @@ std::vector<std::vector<Interval>> positions_by_device(const ModelGraph& graph, 
 // per layer, device and step the compute and forward seconds, and (medians over the steps)
 // the wall time outside `devices`' kernels and the time making the batch.
 struct StepTimings {
-  std::vector<std::vector<std::vector<double>>> compute, forward;  // [layer][device][step]
+  StepSeconds compute, forward;  // [layer][device][step]
   double outside_kernels = 0, data = 0;
 };
 
@@ -53,7 +47,7 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   const EpochOrder order(data.train->samples(), input.n(), true, 1, 0);
   const auto n = static_cast<size_t>(graph.size());
   const size_t width = executor.compute_seconds().empty() ? 0 : executor.compute_seconds()[0].size();
-  std::vector<std::vector<std::vector<double>>> compute(n, std::vector<std::vector<double>>(width)), forward = compute;
+  StepSeconds compute(n, std::vector<std::vector<double>>(width)), forward = compute;
   std::vector<double> outside, making;
   for (int s = 0; s < steps; ++s) {
     const auto t0 = Clock::now();
@@ -82,28 +76,6 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   return t;
 }
 
-// Per layer, the slowest device's compute in each step and its forward part, the medians
-// over the steps: the devices wait for each other at every layer that communicates, so a
-// step takes each layer's slowest device of that step, not that of the typical step.
-void take_slowest(const std::vector<std::vector<std::vector<double>>>& compute,
-                  const std::vector<std::vector<std::vector<double>>>& forward, const std::vector<int>& devices,
-                  MeasuredSteps* m) {
-  for (size_t id = 0; id < compute.size(); ++id) {
-    std::vector<double> slowest, slowest_forward;
-    const size_t steps = compute[id].empty() ? 0 : compute[id][static_cast<size_t>(devices.front())].size();
-    for (size_t s = 0; s < steps; ++s) {
-      int worst = devices.front();
-      for (int d : devices) {
-        if (compute[id][static_cast<size_t>(d)][s] > compute[id][static_cast<size_t>(worst)][s]) worst = d;
-      }
-      slowest.push_back(compute[id][static_cast<size_t>(worst)][s]);
-      slowest_forward.push_back(forward[id][static_cast<size_t>(worst)][s]);
-    }
-    m->compute_s.push_back(median(slowest));
-    m->forward_s.push_back(median(slowest_forward));
-  }
-}
-
 }  // namespace
 
 MeasuredSteps measure_in_one_process(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
@@ -120,7 +92,9 @@ MeasuredSteps measure_in_one_process(const ModelGraph& graph, const std::vector<
   for (int d = 0; d < devices; ++d) every[static_cast<size_t>(d)] = d;
   const StepTimings t = time_steps(graph, executor, all, every, steps);
   MeasuredSteps m;
-  take_slowest(t.compute, t.forward, every, &m);
+  LayerSeconds layers = slowest_device_seconds(t.compute, t.forward, every);
+  m.compute_s = std::move(layers.compute_s);
+  m.forward_s = std::move(layers.forward_s);
   for (size_t id = 0; id < m.compute_s.size(); ++id) {
     m.compute_s[id] /= core_share;
     m.forward_s[id] /= core_share;
@@ -170,7 +144,7 @@ MeasuredSteps measure_as_ranks(const ModelGraph& graph, const std::vector<Config
   rows[2 * n * timed * p + r] = static_cast<float>(t.outside_kernels);
   rows[(2 * n * timed + 1) * p + r] = static_cast<float>(t.data);
   comm->all_reduce_sum(rows.data(), rows.size());
-  std::vector<std::vector<std::vector<double>>> compute(n, std::vector<std::vector<double>>(p)), forward = compute;
+  StepSeconds compute(n, std::vector<std::vector<double>>(p)), forward = compute;
   for (size_t id = 0; id < n; ++id) {
     for (size_t d = 0; d < p; ++d) {
       for (size_t s = 0; s < timed; ++s) {
@@ -182,7 +156,9 @@ MeasuredSteps measure_as_ranks(const ModelGraph& graph, const std::vector<Config
   std::vector<int> every(p);
   for (size_t d = 0; d < p; ++d) every[d] = static_cast<int>(d);
   MeasuredSteps m;
-  take_slowest(compute, forward, every, &m);
+  LayerSeconds layers = slowest_device_seconds(compute, forward, every);
+  m.compute_s = std::move(layers.compute_s);
+  m.forward_s = std::move(layers.forward_s);
   const auto row = [&](size_t i) { return std::vector<double>(rows.begin() + static_cast<std::ptrdiff_t>(i * p),
                                                               rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * p)); };
   const std::vector<double> outside = row(2 * n * timed), making = row(2 * n * timed + 1);
