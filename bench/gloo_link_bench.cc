@@ -12,12 +12,18 @@
 //    a receive and then a send of 64 floats (a box move or a batch-norm statistics
 //    exchange), back to back and after computing for 0.1, 0.5, 2 and 10 ms. The JSON has
 //    each (latency_by_gap, which `layerplan predict --link` uses) and their mean over the
-//    gaps after computing (latency_us), both the mean over all ranks. On the 2-core virtual machine measured
-//    (docs/BENCHMARKS.md) a message after computing costs 1 to 3 ms, against 0.2 to 0.3 ms
-//    back to back and 0.05 ms for the idle ping-pong's one way.
+//    gaps after computing (latency_us), both the mean over all ranks. On the 2-core
+//    virtual machine measured (docs/BENCHMARKS.md) a message after computing costs 1 to 3
+//    ms, against 0.2 to 0.3 ms back to back and 0.05 ms for the idle ping-pong's one way.
+//  - The computing is one thread's (`--compute one`, the figures in docs/BENCHMARKS.md) or
+//    the rank's whole libgomp team's (`--compute team`, OMP_NUM_THREADS threads as
+//    `layerplan launch` sets them), as oneDNN's kernels compute: then the team's workers
+//    sleep on the rank's other cores between messages, as in training. Not yet run on a
+//    machine with more than one thread per rank.
 // `layerplan predict --link-gbytes --link-latency-us` takes the two figures.
 //
-//   build/layerplan launch --nproc N -- build/bench/gloo_link_bench [--json FILE]   (N even)
+//   build/layerplan launch --nproc N -- build/bench/gloo_link_bench [--json FILE] [--compute one|team]
+//   (N even)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -61,13 +67,23 @@ double one_way_seconds(layerplan::Communicator& comm, size_t floats, int rounds)
 
 // Keeps this thread busy with arithmetic for `seconds`, as a kernel would; returns the
 // result so that the work is not optimised away.
-double compute_for(double seconds) {
+double busy_for(double seconds) {
   double x = 1;
   const auto t0 = Clock::now();
   while (std::chrono::duration<double>(Clock::now() - t0).count() < seconds) {
     for (int i = 0; i < 64; ++i) x = x * 1.0000001 + 1e-9;
   }
   return x;
+}
+
+// `seconds` of computing on this thread or, with `team`, on every thread of a libgomp
+// parallel region, as a oneDNN kernel runs.
+double compute_for(double seconds, bool team) {
+  if (!team) return busy_for(seconds);
+  double total = 0;
+#pragma omp parallel reduction(+ : total)
+  total += busy_for(seconds);
+  return total;
 }
 
 // Seconds of one exchange with the pair's other rank: `out` sent while `in` is received, the
@@ -86,11 +102,21 @@ double exchange_seconds(layerplan::Communicator& comm, const std::vector<float>&
 
 int main(int argc, char** argv) {
   std::string json;
+  bool team = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
       json = argv[++i];
+    } else if (std::strcmp(argv[i], "--compute") == 0 && i + 1 < argc) {
+      const std::string mode = argv[++i];
+      if (mode != "one" && mode != "team") {
+        std::fprintf(stderr, "gloo_link_bench: --compute '%s': expected one or team\n", mode.c_str());
+        return 2;
+      }
+      team = mode == "team";
     } else {
-      std::fprintf(stderr, "gloo_link_bench: unknown argument '%s' (expected --json FILE)\n", argv[i]);
+      std::fprintf(stderr,
+                   "gloo_link_bench: unknown argument '%s' (expected --json FILE or --compute one|team)\n",
+                   argv[i]);
       return 2;
     }
   }
@@ -149,7 +175,7 @@ int main(int argc, char** argv) {
       comm->barrier();
       double total = 0;
       for (int i = 0; i < rounds; ++i) {
-        if (compute_for(gap) < 0) std::printf(" ");  // never: x stays positive
+        if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
         total += exchange_seconds(*comm, small, in, 4);
       }
       by_gap.emplace_back(gap, total / rounds);

@@ -17,7 +17,9 @@
 # Needs a built layerplan and bench/gloo_link_bench (scripts/build), and python3 for the table
 # (without it the raw results stay in --keep DIR).
 # Usage: bench/predicted_vs_measured.sh [--steps 6] [--repeat 3] [--ranks "1 2 4"] [--keep DIR]
-#          [--layerplan PATH] [--link-bench PATH] [MODEL:BATCH[:STEPS] ...]
+#          [--layerplan PATH] [--link-bench PATH] [--link-compute one|team] [MODEL:BATCH[:STEPS] ...]
+#   --link-compute: what computes between the link benchmark's messages (gloo_link_bench
+#   --compute): one thread (default) or the rank's libgomp team.
 #   default: lenet5:32:400 alexnet:16:20 vgg16:4 resnet50:4 resnet101:4 inception_v3:4; --steps is
 #   the step count of a case that gives none (both runs take that many; the first is not counted).
 #   Small models take more steps: their steps last milliseconds and vary with scheduling.
@@ -25,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=build/layerplan
 link_bench=build/bench/gloo_link_bench
-steps=6 repeat=3 ranks="1 2 4" keep=""
+steps=6 repeat=3 ranks="1 2 4" keep="" link_compute=one
 cases=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,7 +37,8 @@ while [ $# -gt 0 ]; do
     --keep) keep="$2"; shift 2 ;;
     --layerplan) binary="$2"; shift 2 ;;
     --link-bench) link_bench="$2"; shift 2 ;;
-    -*) echo "predicted_vs_measured: unknown flag '$1' (expected --steps, --repeat, --ranks, --keep, --layerplan or --link-bench)" >&2
+    --link-compute) link_compute="$2"; shift 2 ;;
+    -*) echo "predicted_vs_measured: unknown flag '$1' (expected --steps, --repeat, --ranks, --keep, --layerplan --link-bench or --link-compute)" >&2
         exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -61,7 +64,7 @@ for n in $ranks; do
   case "$measured_links" in *" $link "*) continue ;; esac
   measured_links+="$link "
   link_ranks=${link##*link-}
-  "$binary" launch --nproc "${link_ranks%.json}" -- "$link_bench" --json "$link" | tee "${link%.json}.txt"
+  "$binary" launch --nproc "${link_ranks%.json}" -- "$link_bench" --json "$link" --compute "$link_compute" | tee "${link%.json}.txt"
 done
 have_python=0
 command -v python3 >/dev/null && have_python=1
