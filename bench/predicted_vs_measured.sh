@@ -44,6 +44,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#cases[@]} -gt 0 ] || cases=(lenet5:32:400 alexnet:16:20 vgg16:4 resnet50:4 resnet101:4 inception_v3:4)
+case "$link_compute" in
+  one | team) ;;
+  *) echo "predicted_vs_measured: --link-compute '$link_compute': expected one or team" >&2; exit 2 ;;
+esac
 for f in "$binary" "$link_bench"; do
   [ -x "$f" ] || { echo "predicted_vs_measured: $f is missing; run scripts/build" >&2; exit 2; }
 done

@@ -33,6 +33,10 @@ n=${args[1]}
 [ -n "$model" ] && [ "$batch" -ge 1 ] 2>/dev/null && [ "$steps" -ge 2 ] 2>/dev/null ||
   { echo "profile_against_prediction: '${args[0]}': $usage (BATCH 1 or more, STEPS 2 or more)" >&2; exit 2; }
 [ "$n" -ge 1 ] 2>/dev/null || { echo "profile_against_prediction: N '$n': expected a rank count, 1 or more" >&2; exit 2; }
+case "$link_compute" in
+  one | team) ;;
+  *) echo "profile_against_prediction: --link-compute '$link_compute': expected one or team" >&2; exit 2 ;;
+esac
 for f in "$binary" "$link_bench"; do
   [ -x "$f" ] || { echo "profile_against_prediction: $f is missing; run scripts/build" >&2; exit 2; }
 done
