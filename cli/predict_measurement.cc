@@ -37,7 +37,7 @@ struct StepTimings {
 };
 
 StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::vector<Interval>& positions,
-                       const std::vector<int>& devices, int steps) {
+                       const std::vector<int>& devices, int device_count, int steps) {
   const Shape& input = graph.layer(0).output;
   DataOptions data_options;
   data_options.positions = positions;
@@ -46,7 +46,13 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   // Batches made as `layerplan train` makes them by default (shuffled, seed 1).
   const EpochOrder order(data.train->samples(), input.n(), true, 1, 0);
   const auto n = static_cast<size_t>(graph.size());
-  const size_t width = executor.compute_seconds().empty() ? 0 : executor.compute_seconds()[0].size();
+  // The executor times the devices up to the highest one the plan uses; a device the plan
+  // leaves idle computes nothing.
+  const size_t timed_devices = executor.compute_seconds().empty() ? 0 : executor.compute_seconds()[0].size();
+  const auto seconds = [&](const std::vector<std::vector<double>>& by_layer, size_t id, size_t d) {
+    return d < timed_devices ? by_layer[id][d] : 0.0;
+  };
+  const auto width = static_cast<size_t>(device_count);
   StepSeconds compute(n, std::vector<std::vector<double>>(width)), forward = compute;
   std::vector<double> outside, making;
   for (int s = 0; s < steps; ++s) {
@@ -60,10 +66,10 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
     double kernels = 0;
     for (size_t id = 0; id < n; ++id) {
       for (size_t d = 0; d < width; ++d) {
-        compute[id][d].push_back(executor.compute_seconds()[id][d]);
-        forward[id][d].push_back(executor.forward_seconds()[id][d]);
+        compute[id][d].push_back(seconds(executor.compute_seconds(), id, d));
+        forward[id][d].push_back(seconds(executor.forward_seconds(), id, d));
       }
-      for (int d : devices) kernels += executor.compute_seconds()[id][static_cast<size_t>(d)];
+      for (int d : devices) kernels += seconds(executor.compute_seconds(), id, static_cast<size_t>(d));
     }
     outside.push_back(std::max(0.0, std::chrono::duration<double>(t2 - t1).count() - kernels));
     making.push_back(std::chrono::duration<double>(t1 - t0).count());
@@ -90,7 +96,7 @@ MeasuredSteps measure_in_one_process(const ModelGraph& graph, const std::vector<
   std::vector<Interval> all = {{0, graph.layer(0).output.n()}};
   std::vector<int> every(static_cast<size_t>(devices));
   for (int d = 0; d < devices; ++d) every[static_cast<size_t>(d)] = d;
-  const StepTimings t = time_steps(graph, executor, all, every, steps);
+  const StepTimings t = time_steps(graph, executor, all, every, devices, steps);
   MeasuredSteps m;
   LayerSeconds layers = slowest_device_seconds(t.compute, t.forward, every);
   m.compute_s = std::move(layers.compute_s);
@@ -127,7 +133,7 @@ MeasuredSteps measure_as_ranks(const ModelGraph& graph, const std::vector<Config
   const auto positions = positions_by_device(graph, plan[0], devices);
   const auto comm = connect_gloo(world);
   comm->barrier();  // every rank computes at the same time
-  const StepTimings t = time_steps(graph, executor, positions[static_cast<size_t>(world.rank)], {world.rank}, steps);
+  const StepTimings t = time_steps(graph, executor, positions[static_cast<size_t>(world.rank)], {world.rank}, devices, steps);
   // Gather: rank r's figures in slot r of each row, summed over the ranks. Rows: per layer
   // and step its compute and its forward part, then the time outside the kernels and making
   // the batch.

@@ -118,11 +118,9 @@ double CostModel::batch_norm_statistics_time(const Layer& layer, const Configura
   return 2 * direct_all_reduce_time(shard_groups(config, shards), bytes);
 }
 
-double CostModel::loss_reduction_time(int devices) const {
-  if (devices == 1) return 0;
-  std::vector<int> all(static_cast<size_t>(devices));
-  for (int d = 0; d < devices; ++d) all[static_cast<size_t>(d)] = d;
-  return direct_all_reduce_time({all}, 8.0);
+double CostModel::loss_reduction_time(const std::vector<int>& used_devices) const {
+  if (used_devices.size() < 2) return 0;
+  return direct_all_reduce_time({used_devices}, 8.0);
 }
 
 double CostModel::direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const {

@@ -54,11 +54,12 @@ class CostModel {
   // "What is not modeled"); `layerplan predict` adds them. A batch norm split over n, h or w
   // all-reduces its statistics among the tiles that share channels, forward (sum and sum of
   // squares) and backward (the two gradient sums), 2 doubles per channel each; every step
-  // all-reduces the loss (1 double) over all devices. The runtime reduces these small
+  // all-reduces the loss (1 double) over the devices the plan uses (sorted; a device the
+  // plan leaves idle takes no part, and one device sends nothing). The runtime reduces these small
   // buffers by a direct exchange (runtime/executor/transport.h): each member sends its
   // buffer to every other, (p-1)·bytes over its links plus one latency.
   double batch_norm_statistics_time(const Layer& layer, const Configuration& config) const;
-  double loss_reduction_time(int devices) const;
+  double loss_reduction_time(const std::vector<int>& used_devices) const;
 
   // Time to all-reduce `bytes` by a ring among each group of devices (sorted), the rings in
   // parallel: the price of sync() for one layer, and of one bucket of the runtime's

@@ -189,5 +189,37 @@ TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
   }
 }
 
+
+// A plan may leave a device idle: every layer on one device of two. Its rank times nothing,
+// and nothing is sent, not even the loss (the executor reduces it among the devices the
+// plan uses), in one process and under `layerplan launch`.
+TEST(PredictCommand, APlanThatLeavesADeviceIdlePricesNoMessage) {
+  ScratchDir dir;
+  nlohmann::json plan = nlohmann::json::parse(read_text(lenet_plan(dir, 2)));
+  for (const int device : {0, 1}) {
+    for (nlohmann::json& layer : plan.at("layers")) {
+      layer["degrees"] = {{"n", 1}, {"c", 1}, {"h", 1}, {"w", 1}};
+      layer["devices"] = {device};
+    }
+    const fs::path file = dir.path() / ("on-" + std::to_string(device) + ".json");
+    write_text(file, plan.dump());
+    for (const bool launched : {false, true}) {
+      const fs::path json = dir.path() / "idle.json";
+      std::vector<std::string> args = {kBinary, "predict", "--plan", file.string(), "--steps", "2",
+                                       "--link-gbytes", "1", "--link-latency-us", "100", "--json", json.string()};
+      if (launched) args.insert(args.begin(), {"launch", "--nproc", "2", "--"});
+      else args.erase(args.begin());
+      const Outcome r = run(args, {"OMP_NUM_THREADS=1"});
+      ASSERT_EQ(r.exit_code, 0) << "device " << device << (launched ? ", launched: " : ": ") << describe(r);
+      const nlohmann::json p = nlohmann::json::parse(read_text(json));
+      EXPECT_GT(p.at("compute_s").get<double>(), 0);
+      EXPECT_EQ(p.at("messages").get<double>(), 0) << "device " << device;
+      EXPECT_EQ(p.at("transfer_s").get<double>(), 0);
+      EXPECT_EQ(p.at("sync_s").get<double>(), 0) << "device " << device;
+      EXPECT_EQ(p.at("devices"), 2);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace layerplan

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The calibration benchmarks still run end to end, on tiny cases: bench/gloo_link_bench on
+# 2 and 4 ranks writes the link figures `layerplan predict --link` reads;
+# bench/predicted_vs_measured.sh prints a row with numbers per case and its summary;
+# bench/profile_against_prediction.sh prints its table; bad arguments exit 2 with a message.
+# The figures themselves are benchmarks (docs/BENCHMARKS.md), not checked here.
+#   tests/bench/scripts_smoke.sh BUILD_DIR
+set -uo pipefail
+build=${1:?usage: scripts_smoke.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+layerplan=$build/layerplan link_bench=$build/bench/gloo_link_bench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+ok() { echo "ok - $1"; }
+fail() { echo "not ok - $1"; status=1; }
+
+for n in 2 4; do
+  if "$layerplan" launch --nproc "$n" -- "$link_bench" --json "$work/link-$n.json" >"$work/link-$n.txt" 2>&1 &&
+     python3 - "$work/link-$n.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+gaps = [p["gap_ms"] for p in j["latency_by_gap"]]
+assert gaps == [0, 0.1, 0.5, 2, 10], gaps
+assert all(p["latency_us"] > 0 for p in j["latency_by_gap"])
+assert j["bandwidth_gbytes"] > 0 and j["latency_us"] > 0 and j["ping_pong_latency_us"] > 0
+PY
+  then ok "gloo_link_bench on $n ranks writes latency by gap and a bandwidth"
+  else fail "gloo_link_bench on $n ranks: $(tail -3 "$work/link-$n.txt")"; fi
+done
+"$layerplan" plan --model lenet5 --batch 8 --cluster "$root/bench/cpu_like_4_devices.toml" --gpus 2 \
+  --gpus-per-node 2 --json "$work/plan.json" >/dev/null 2>&1
+if "$layerplan" launch --nproc 2 -- "$layerplan" predict --plan "$work/plan.json" --steps 2 --link "$work/link-2.json" \
+     >"$work/predict.txt" 2>&1; then ok "layerplan predict reads the link bench's JSON"
+else fail "layerplan predict --link: $(tail -3 "$work/predict.txt")"; fi
+
+pvm=(bash "$root/bench/predicted_vs_measured.sh" --layerplan "$layerplan" --link-bench "$link_bench")
+if "${pvm[@]}" --repeat 2 --ranks "1 2" --keep "$work/pvm" lenet5:8:3 >"$work/pvm.txt" 2>&1; then
+  rows=$(grep -cE '^lenet5 +8 +[12] .* [0-9]+\.[0-9]{4} +[0-9]+\.[0-9]{4} +[+-][0-9]+\.[0-9]%  [+-][0-9]+ [+-][0-9]+$' "$work/pvm.txt")
+  if [ "$rows" = 2 ] && grep -qE '^  lenet5 +[0-9.]+%  (OK|over)$' "$work/pvm.txt" && [ -e "$work/pvm/lenet5-2.2.train.jsonl" ]; then
+    ok "predicted_vs_measured.sh: a row per rank count with each repetition's error, and the summary"
+  else fail "predicted_vs_measured.sh printed: $(cat "$work/pvm.txt")"; fi
+else fail "predicted_vs_measured.sh failed: $(tail -5 "$work/pvm.txt")"; fi
+
+profile=(bash "$root/bench/profile_against_prediction.sh" --layerplan "$layerplan" --link-bench "$link_bench")
+if "${profile[@]}" lenet5:8:3 2 >"$work/profile.txt" 2>&1 &&
+   grep -qE '^conv1 +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/profile.txt" &&
+   grep -qE '^step .* error [+-][0-9.]+ %$' "$work/profile.txt"; then
+  ok "profile_against_prediction.sh: per-layer compute of both ranks and the step"
+else fail "profile_against_prediction.sh printed: $(cat "$work/profile.txt")"; fi
+
+expect_usage() {  # DESCRIPTION MESSAGE COMMAND...: exit 2 and MESSAGE on stderr, nothing on stdout
+  local what=$1 message=$2; shift 2
+  local out err code
+  out=$("$@" 2>"$work/err"); code=$?
+  err=$(cat "$work/err")
+  if [ "$code" = 2 ] && [ -z "$out" ] && grep -qF -- "$message" <<<"$err"; then ok "$what: exit 2, '$message'"
+  else fail "$what: exit $code, stdout '$out', stderr '$err'"; fi
+}
+expect_usage "predicted_vs_measured.sh --repeat 0" "--repeat 0: expected 1 or more" "${pvm[@]}" --repeat 0
+expect_usage "predicted_vs_measured.sh --link-compute" "--link-compute 'gpu': expected one or team" \
+  "${pvm[@]}" --link-compute gpu
+expect_usage "predicted_vs_measured.sh unknown flag" "unknown flag '--fast'" "${pvm[@]}" --fast
+expect_usage "profile_against_prediction.sh without a rank count" "expected MODEL:BATCH:STEPS N" \
+  "${profile[@]}" lenet5:8:3
+expect_usage "profile_against_prediction.sh bad steps" "'lenet5:8:1'" "${profile[@]}" lenet5:8:1 2
+expect_usage "gloo_link_bench --compute" "--compute 'gpu': expected one or team" "$link_bench" --compute gpu
+exit $status
