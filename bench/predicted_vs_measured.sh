@@ -25,6 +25,7 @@
 #   Small models take more steps: their steps last milliseconds and vary with scheduling.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/calibration_steps.sh
 binary=build/layerplan
 link_bench=build/bench/gloo_link_bench
 steps=6 repeat=3 ranks="1 2 4" keep="" link_compute=one
@@ -44,13 +45,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#cases[@]} -gt 0 ] || cases=(lenet5:32:400 alexnet:16:20 vgg16:4 resnet50:4 resnet101:4 inception_v3:4)
-case "$link_compute" in
-  one | team) ;;
-  *) echo "predicted_vs_measured: --link-compute '$link_compute': expected one or team" >&2; exit 2 ;;
-esac
-for f in "$binary" "$link_bench"; do
-  [ -x "$f" ] || { echo "predicted_vs_measured: $f is missing; run scripts/build" >&2; exit 2; }
-done
+check_calibration_tools predicted_vs_measured
 [ "$steps" -ge 2 ] 2>/dev/null || { echo "predicted_vs_measured: --steps $steps: expected 2 or more" >&2; exit 2; }
 [ "$repeat" -ge 1 ] 2>/dev/null || { echo "predicted_vs_measured: --repeat $repeat: expected 1 or more" >&2; exit 2; }
 
@@ -61,14 +56,13 @@ mkdir -p "$out"
 
 # The link as N ranks share this machine, for each rank count (an odd count takes the next
 # even one's; 1 rank sends nothing).
-link_for() { local n=$(( $1 < 2 ? 2 : $1 + $1 % 2 )); echo "$out/link-$n.json"; }
+link_for() { echo "$out/link-$(link_ranks "$1").json"; }
 measured_links=" "
 for n in $ranks; do
   link=$(link_for "$n")
   case "$measured_links" in *" $link "*) continue ;; esac
   measured_links+="$link "
-  link_ranks=${link##*link-}
-  "$binary" launch --nproc "${link_ranks%.json}" -- "$link_bench" --json "$link" --compute "$link_compute" | tee "${link%.json}.txt"
+  measure_link "$(link_ranks "$n")" "$link" | tee "${link%.json}.txt"
 done
 have_python=0
 command -v python3 >/dev/null && have_python=1
@@ -81,8 +75,7 @@ for c in "${cases[@]}"; do
   case_steps=${case_steps:-$steps}
   for n in $ranks; do
     tag="$model-$n"
-    "$binary" plan --model "$model" --batch "$batch" --cluster bench/cpu_like_4_devices.toml --gpus "$n" \
-      --gpus-per-node "$n" --json "$out/$tag.plan.json" >"$out/$tag.plan.txt"
+    plan_case "$model" "$batch" "$n" "$out/$tag.plan.json" >"$out/$tag.plan.txt"
     # Prediction and training alternate, --repeat times each, so that both sample the same
     # stretch of this machine's time: on a shared host, speed drifts by 10 % and more
     # between runs a minute apart. Each rank times its own device's tiles while the others

@@ -13,6 +13,7 @@
 # Needs python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/calibration_steps.sh
 binary=build/layerplan link_bench=build/bench/gloo_link_bench link_compute=one keep=""
 args=()
 while [ $# -gt 0 ]; do
@@ -33,22 +34,14 @@ n=${args[1]}
 [ -n "$model" ] && [ "$batch" -ge 1 ] 2>/dev/null && [ "$steps" -ge 2 ] 2>/dev/null ||
   { echo "profile_against_prediction: '${args[0]}': $usage (BATCH 1 or more, STEPS 2 or more)" >&2; exit 2; }
 [ "$n" -ge 1 ] 2>/dev/null || { echo "profile_against_prediction: N '$n': expected a rank count, 1 or more" >&2; exit 2; }
-case "$link_compute" in
-  one | team) ;;
-  *) echo "profile_against_prediction: --link-compute '$link_compute': expected one or team" >&2; exit 2 ;;
-esac
-for f in "$binary" "$link_bench"; do
-  [ -x "$f" ] || { echo "profile_against_prediction: $f is missing; run scripts/build" >&2; exit 2; }
-done
+check_calibration_tools profile_against_prediction
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out="${keep:-$work}"
 mkdir -p "$out"
 
-link_ranks=$(( n < 2 ? 2 : n + n % 2 ))
-"$binary" launch --nproc "$link_ranks" -- "$link_bench" --json "$out/link.json" --compute "$link_compute" >"$out/link.txt"
-"$binary" plan --model "$model" --batch "$batch" --cluster bench/cpu_like_4_devices.toml --gpus "$n" \
-  --gpus-per-node "$n" --json "$out/plan.json" >"$out/plan.txt"
+measure_link "$(link_ranks "$n")" "$out/link.json" >"$out/link.txt"
+plan_case "$model" "$batch" "$n" "$out/plan.json" >"$out/plan.txt"
 "$binary" launch --nproc "$n" -- "$binary" predict --plan "$out/plan.json" --steps "$steps" --link "$out/link.json" \
   --json "$out/predict.json" >"$out/predict.txt"
 "$binary" launch --nproc "$n" -- "$binary" train --plan "$out/plan.json" --data synthetic --steps "$steps" \

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "cli/link_figures.h"
 #include "cli/plan_file.h"
@@ -170,10 +169,8 @@ int run_predict_command(const PredictCommandArgs& args) {
     edge_pass(id);
     compute_pass(id, forward_s[id]);
   }
-  // The loss is reduced among the devices the plan uses (Executor::sum_over_processes).
-  std::set<int> used;
-  for (const Configuration& config : loaded.plan) used.insert(config.devices.begin(), config.devices.end());
-  if (used.size() > 1) loss_sync = cost.loss_reduction_time({used.begin(), used.end()}) + message();
+  const std::vector<int> used = devices_used(loaded.plan);  // the executor reduces the loss among them
+  if (used.size() > 1) loss_sync = cost.loss_reduction_time(used) + message();
   for (size_t id = n; id-- > 0;) {  // backward: computing, then input gradients, then buckets due
     compute_pass(id, compute_s[id] - forward_s[id]);
     edge_pass(id);

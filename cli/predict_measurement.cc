@@ -82,6 +82,16 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   return t;
 }
 
+// The measurement's per-layer compute: each layer's slowest device (cli/slowest_device.h).
+MeasuredSteps with_slowest_devices(const StepSeconds& compute, const StepSeconds& forward,
+                                   const std::vector<int>& devices) {
+  LayerSeconds layers = slowest_device_seconds(compute, forward, devices);
+  MeasuredSteps m;
+  m.compute_s = std::move(layers.compute_s);
+  m.forward_s = std::move(layers.forward_s);
+  return m;
+}
+
 }  // namespace
 
 MeasuredSteps measure_in_one_process(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
@@ -97,10 +107,7 @@ MeasuredSteps measure_in_one_process(const ModelGraph& graph, const std::vector<
   std::vector<int> every(static_cast<size_t>(devices));
   for (int d = 0; d < devices; ++d) every[static_cast<size_t>(d)] = d;
   const StepTimings t = time_steps(graph, executor, all, every, devices, steps);
-  MeasuredSteps m;
-  LayerSeconds layers = slowest_device_seconds(t.compute, t.forward, every);
-  m.compute_s = std::move(layers.compute_s);
-  m.forward_s = std::move(layers.forward_s);
+  MeasuredSteps m = with_slowest_devices(t.compute, t.forward, every);
   for (size_t id = 0; id < m.compute_s.size(); ++id) {
     m.compute_s[id] /= core_share;
     m.forward_s[id] /= core_share;
@@ -161,10 +168,7 @@ MeasuredSteps measure_as_ranks(const ModelGraph& graph, const std::vector<Config
   }
   std::vector<int> every(p);
   for (size_t d = 0; d < p; ++d) every[d] = static_cast<int>(d);
-  MeasuredSteps m;
-  LayerSeconds layers = slowest_device_seconds(compute, forward, every);
-  m.compute_s = std::move(layers.compute_s);
-  m.forward_s = std::move(layers.forward_s);
+  MeasuredSteps m = with_slowest_devices(compute, forward, every);
   const auto row = [&](size_t i) { return std::vector<double>(rows.begin() + static_cast<std::ptrdiff_t>(i * p),
                                                               rows.begin() + static_cast<std::ptrdiff_t>((i + 1) * p)); };
   const std::vector<double> outside = row(2 * n * timed), making = row(2 * n * timed + 1);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace layerplan {
@@ -167,6 +168,12 @@ std::vector<PairVolume> transfer_volumes(const ModelGraph& graph, const Layer& c
   std::vector<PairVolume> out;
   for (const auto& [pair, elements] : sums) out.push_back({pair.first, pair.second, elements});
   return out;
+}
+
+std::vector<int> devices_used(const std::vector<Configuration>& plan) {
+  std::set<int> devices;
+  for (const Configuration& config : plan) devices.insert(config.devices.begin(), config.devices.end());
+  return {devices.begin(), devices.end()};
 }
 
 }  // namespace layerplan

@@ -56,6 +56,9 @@ struct Configuration {
   bool operator==(const Configuration&) const = default;
 };
 std::vector<Box> tiles(const Shape& shape, const Configuration& config);
+// The devices that compute some tile of the plan, ascending: the devices that train it
+// (a device the plan leaves idle takes part in nothing, the loss's reduction included).
+std::vector<int> devices_used(const std::vector<Configuration>& plan);
 
 // The region of input `slot` that the consumer must read to compute `out_box` of its
 // output: the halo of a sliding window (clipped to the input), all input channels of a

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -75,9 +74,7 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
     throw std::invalid_argument("executor: the graph needs one input layer and a final softmax_cross_entropy");
   }
   tiles_.resize(static_cast<size_t>(graph_.size()));
-  std::set<int> devices;
-  for (const Configuration& config : plan_) devices.insert(config.devices.begin(), config.devices.end());
-  devices_.assign(devices.begin(), devices.end());
+  devices_ = devices_used(plan_);
   compute_s_.assign(static_cast<size_t>(graph_.size()),
                     std::vector<double>(devices_.empty() ? 0 : static_cast<size_t>(devices_.back()) + 1, 0.0));
   forward_s_ = compute_s_;
