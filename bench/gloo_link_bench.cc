@@ -9,12 +9,16 @@
 //    executor's box moves and rings send (its median time less the one-way time of a 4-byte
 //    message); the one-way figure is printed and written too.
 //  - The latency is what one message costs the way the executor sends them: both ranks post
-//    a receive and then a send of 64 floats (a box move or a batch-norm statistics
-//    exchange), back to back and after computing for 0.1, 0.5, 2 and 10 ms. The JSON has
-//    each (latency_by_gap, which `layerplan predict --link` uses) and their mean over the
-//    gaps after computing (latency_us), both the mean over all ranks. On the 2-core
-//    virtual machine measured (docs/BENCHMARKS.md) a message after computing costs 1 to 3
-//    ms, against 0.2 to 0.3 ms back to back and 0.05 ms for the idle ping-pong's one way.
+//    a receive and then a send of 64 floats (a batch-norm statistics exchange or a small box
+//    move), back to back and after computing for 0.1, 0.5, 2 and 10 ms. The JSON has each
+//    (latency_by_gap) and their mean over the gaps after computing (latency_us), both the
+//    mean over all ranks. On the 2-core virtual machine measured (docs/BENCHMARKS.md) a
+//    message after computing costs 1 to 3 ms, against 0.2 to 0.3 ms back to back and 0.05
+//    ms for the idle ping-pong's one way.
+//  - The same for messages of 16 KiB, 256 KiB and 4 MiB, less their bytes at the bandwidth
+//    (latency_by_size, by which `layerplan predict --link` prices box moves and statistics
+//    exchanges when it is there; a ring's steps overlap and keep the 64-float figure). On that VM a 256 KiB exchange back to back took 3 ms, ten times a
+//    64-float one, far beyond its bytes.
 //  - The computing is one thread's (`--compute one`, the figures in docs/BENCHMARKS.md) or
 //    the rank's whole libgomp team's (`--compute team`, OMP_NUM_THREADS threads as
 //    `layerplan launch` sets them), as oneDNN's kernels compute: then the team's workers
@@ -100,6 +104,46 @@ double exchange_seconds(layerplan::Communicator& comm, const std::vector<float>&
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// The compute gaps measured, with their rounds for 64-float messages (fewer for larger ones).
+const std::vector<std::pair<double, int>> kGaps = {{1e-4, 200}, {5e-4, 200}, {2e-3, 100}, {1e-2, 60}};
+
+// Mean seconds of an exchange of `floats` floats back to back, then after each rank has
+// computed for each of kGaps, as the executor's messages follow its kernels. With the team,
+// a message also costs waking the team's sleeping workers for the compute after it: a round
+// (compute, then exchange) is timed whole, less what the same compute takes back to back,
+// the workers still warm.
+std::vector<double> exchange_by_gap(layerplan::Communicator& comm, size_t floats, bool team) {
+  std::vector<float> out(floats, 1.0f), in(floats);
+  const int divide = floats <= 4096 ? 1 : floats <= 65536 ? 2 : 4;  // large messages take longer
+  std::vector<double> seconds;
+  comm.barrier();
+  const int back_to_back = 500 / divide;
+  double exchange = 0;
+  for (int i = 0; i < back_to_back; ++i) exchange += exchange_seconds(comm, out, in, 3) / back_to_back;
+  seconds.push_back(exchange);
+  for (const auto& [gap, all_rounds] : kGaps) {
+    const int rounds = all_rounds / divide;
+    double warm = 0;
+    if (team) {
+      const auto w0 = Clock::now();
+      for (int i = 0; i < rounds; ++i) {
+        if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
+      }
+      warm = std::chrono::duration<double>(Clock::now() - w0).count() / rounds;
+    }
+    comm.barrier();
+    double total = 0;
+    for (int i = 0; i < rounds; ++i) {
+      const auto r0 = Clock::now();
+      if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
+      const double exchange_s = exchange_seconds(comm, out, in, 4);
+      total += team ? std::chrono::duration<double>(Clock::now() - r0).count() - warm : exchange_s;
+    }
+    seconds.push_back(std::max(0.0, total / rounds));
+  }
+  return seconds;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,48 +204,24 @@ int main(int argc, char** argv) {
     const auto a0 = Clock::now();
     for (int i = 0; i < 500; ++i) comm->all_reduce_sum(small.data(), small.size());
     double all_reduce = std::chrono::duration<double>(Clock::now() - a0).count() / 500;
-    // Back-to-back exchanges of 64 floats, each rank posting its receive before its send,
-    // as the executor's box moves and batch-norm statistics go: one message time each.
-    std::vector<float> in(64);
-    comm->barrier();
-    double exchange = 0;
-    for (int i = 0; i < 500; ++i) exchange += exchange_seconds(*comm, small, in, 3) / 500;
-    // The same exchange after each rank has computed for a while, as the executor's
-    // messages follow its kernels, for gaps from 0.1 to 10 ms (the range of a layer's
-    // kernels). `layerplan predict --link` prices each message at the figure of the compute
-    // gap before it; the mean over these gaps is the one latency the cost model's link gets.
-    std::vector<std::pair<double, double>> by_gap = {{0.0, exchange}};  // (gap s, exchange s)
+    // Exchanges by message size and compute gap: 64 floats are a batch-norm statistics
+    // exchange or a small box move; the larger sizes, box moves and ring chunks. With
+    // --compute team, the round less the warm compute (see exchange_after_compute).
+    const std::vector<size_t> sizes = {64, 4096, 65536, size_t{1} << 20};
+    std::vector<std::vector<double>> by_size;  // [size][gap: 0, then kGaps]
+    for (const size_t floats : sizes) by_size.push_back(exchange_by_gap(*comm, floats, team));
+    std::vector<std::pair<double, double>> by_gap;  // 64 floats: (gap s, exchange s)
     double after_compute = 0;
-    const std::vector<std::pair<double, int>> gaps = {{1e-4, 200}, {5e-4, 200}, {2e-3, 100}, {1e-2, 60}};
-    for (const auto& [gap, rounds] : gaps) {
-      // With the team, a message also costs waking the team's sleeping workers for the
-      // compute after it: a round (compute, then exchange) is timed whole, less what the
-      // same compute takes back to back, the workers still warm.
-      double warm = 0;
-      if (team) {
-        const auto w0 = Clock::now();
-        for (int i = 0; i < rounds; ++i) {
-          if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
-        }
-        warm = std::chrono::duration<double>(Clock::now() - w0).count() / rounds;
-      }
-      comm->barrier();
-      double total = 0;
-      for (int i = 0; i < rounds; ++i) {
-        const auto r0 = Clock::now();
-        if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
-        const double exchange_s = exchange_seconds(*comm, small, in, 4);
-        total += team ? std::chrono::duration<double>(Clock::now() - r0).count() - warm : exchange_s;
-      }
-      by_gap.emplace_back(gap, std::max(0.0, total / rounds));
-      after_compute += total / rounds / static_cast<double>(gaps.size());
+    for (size_t g = 0; g < kGaps.size() + 1; ++g) {
+      by_gap.emplace_back(g == 0 ? 0.0 : kGaps[g - 1].first, by_size[0][g]);
+      if (g > 0) after_compute += by_size[0][g] / static_cast<double>(kGaps.size());
     }
     // Every figure as the mean over the ranks: with more ranks than cores, the pairs fare
     // differently.
     std::vector<float> figures = {static_cast<float>(idle_latency), static_cast<float>(one_way_bandwidth),
                                   static_cast<float>(bandwidth), static_cast<float>(all_reduce),
                                   static_cast<float>(after_compute)};
-    for (const auto& point : by_gap) figures.push_back(static_cast<float>(point.second));
+    for (const auto& row : by_size) figures.insert(figures.end(), row.begin(), row.end());
     comm->all_reduce_sum(figures.data(), figures.size());
     for (float& f : figures) f /= static_cast<float>(comm->size());
     idle_latency = figures[0];
@@ -209,8 +229,11 @@ int main(int argc, char** argv) {
     bandwidth = figures[2];
     all_reduce = figures[3];
     const double latency = figures[4];
-    for (size_t i = 0; i < by_gap.size(); ++i) by_gap[i].second = figures[5 + i];
-    exchange = by_gap[0].second;
+    for (size_t k = 0; k < by_size.size(); ++k) {
+      for (size_t g = 0; g < by_size[k].size(); ++g) by_size[k][g] = figures[5 + k * by_size[k].size() + g];
+    }
+    for (size_t g = 0; g < by_gap.size(); ++g) by_gap[g].second = by_size[0][g];
+    const double exchange = by_gap[0].second;
     if (comm->rank() == 0) {
       std::printf("64 floats: ping-pong one-way %.1f us; back to back: all-reduce %.1f us, exchange %.1f us\n",
                   1e6 * idle_latency, 1e6 * all_reduce, 1e6 * exchange);
@@ -218,6 +241,12 @@ int main(int argc, char** argv) {
     if (comm->rank() == 0) {
       std::printf("exchange of 64 floats after computing for");
       for (const auto& [gap, t] : by_gap) std::printf(" %g ms: %.1f us;", 1e3 * gap, 1e6 * t);
+      std::printf("\nexchange (us) by message size after computing for\n%12s", "bytes");
+      for (const auto& [gap, t] : by_gap) std::printf(" %8g ms", 1e3 * gap);
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        std::printf("\n%12zu", 4 * sizes[k]);
+        for (const double t : by_size[k]) std::printf(" %11.1f", 1e6 * t);
+      }
       std::printf("\nbandwidth: %.3f GB/s one way at a time, %.3f GB/s each way when both ranks send at once\n",
                   one_way_bandwidth, bandwidth);
       std::printf("link: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
@@ -229,6 +258,18 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < by_gap.size(); ++i) {
           out << (i ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[i].first << ", \"latency_us\": " << 1e6 * by_gap[i].second
               << "}";
+        }
+        // By size: what an exchange takes beyond its bytes at the bandwidth.
+        out << "], \"latency_by_size\": [";
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          const double bytes = 4.0 * static_cast<double>(sizes[k]);
+          out << (k ? ", " : "") << "{\"bytes\": " << 4 * sizes[k] << ", \"latency_by_gap\": [";
+          for (size_t g = 0; g < by_gap.size(); ++g) {
+            const double beyond = std::max(0.0, by_size[k][g] - bytes / (1e9 * bandwidth));
+            out << (g ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[g].first << ", \"latency_us\": " << 1e6 * beyond
+                << "}";
+          }
+          out << "]}";
         }
         out << "]}\n";
       }

@@ -5,8 +5,8 @@
 #   - predicted by `layerplan predict` under `layerplan launch --nproc N`: each rank's tiles'
 #     compute measured while the other ranks compute theirs (nothing sent between them),
 #     plus the cost model's price of the bytes it moves and reduces over the link that
-#     bench/gloo_link_bench measures with N ranks here, and each message's time after the
-#     compute before it, from the same benchmark;
+#     bench/gloo_link_bench measures with N ranks here just before, and each message's time
+#     after the compute before it, from the same benchmark;
 #   - measured by `layerplan launch --nproc N -- layerplan train` on synthetic data: the
 #     median step time after the first step (from --log-json);
 #   - both --repeat times, alternating, and the medians compared.
@@ -54,16 +54,6 @@ trap 'rm -rf "$work"' EXIT
 out="${keep:-$work}"
 mkdir -p "$out"
 
-# The link as N ranks share this machine, for each rank count (an odd count takes the next
-# even one's; 1 rank sends nothing).
-link_for() { echo "$out/link-$(link_ranks "$1").json"; }
-measured_links=" "
-for n in $ranks; do
-  link=$(link_for "$n")
-  case "$measured_links" in *" $link "*) continue ;; esac
-  measured_links+="$link "
-  measure_link "$(link_ranks "$n")" "$link" | tee "${link%.json}.txt"
-done
 have_python=0
 command -v python3 >/dev/null && have_python=1
 
@@ -80,9 +70,18 @@ for c in "${cases[@]}"; do
     # stretch of this machine's time: on a shared host, speed drifts by 10 % and more
     # between runs a minute apart. Each rank times its own device's tiles while the others
     # time theirs, with the cores `layerplan launch` gives it, as in training.
+    # The link is measured anew before each prediction, with as many ranks: on the 2-core VM
+    # a message after 0.5 ms of computing measured 0.60 to 1.0 ms in runs a minute apart
+    # however many rounds each took, so one measurement for all repetitions would tilt them
+    # all one way. (1 rank sends nothing: its first link serves all its repetitions.)
     for r in $(seq "$repeat"); do
+      if [ "$n" -gt 1 ] || [ "$r" = 1 ]; then
+        link="$out/$tag.$r.link.json"
+        measure_link "$(link_ranks "$n")" "$link" >"${link%.json}.txt" 2>&1 ||
+          { echo "predicted_vs_measured.sh: the link benchmark failed:" >&2; tail -5 "${link%.json}.txt" >&2; exit 1; }
+      fi
       "$binary" launch --nproc "$n" -- "$binary" predict --plan "$out/$tag.plan.json" --steps "$case_steps" \
-        --link "$(link_for "$n")" --json "$out/$tag.$r.predict.json" >"$out/$tag.$r.predict.txt"
+        --link "$link" --json "$out/$tag.$r.predict.json" >"$out/$tag.$r.predict.txt"
       "$binary" launch --nproc "$n" -- "$binary" train --plan "$out/$tag.plan.json" --data synthetic \
         --steps "$case_steps" --log-every 1000 --log-json "$out/$tag.$r.train.jsonl" >"$out/$tag.$r.train.txt" 2>&1
     done

@@ -4,8 +4,9 @@
 # bench/predicted_vs_measured.sh plans it) is predicted with `layerplan predict --json` and
 # trained with `layerplan train --profile`, both under `layerplan launch --nproc N`; the table
 # puts each layer's predicted compute (its slowest device) beside each rank's compute in
-# training, and the priced communication beside each rank's time in its transport calls
-# (waiting for the other ranks included).
+# training, and its priced messages (the moves of its input edges and its batch-norm
+# statistics) beside each rank's time in those transport calls (waiting for the other ranks
+# included); then the same for the whole step.
 #
 # Usage: bench/profile_against_prediction.sh [--layerplan PATH] [--link-bench PATH]
 #          [--link-compute one|team] [--keep DIR] MODEL:BATCH:STEPS N
@@ -52,12 +53,17 @@ out, n, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 pred = json.load(open(f"{out}/predict.json"))
 ranks = [json.load(open(f"{out}/profile.json.rank{r}")) for r in range(n)]  # one file per rank under launch
 ms = lambda s: f"{1e3 * s:9.3f}"
-print(f"{'layer':<22} {'predicted':>9} " + " ".join(f"{'rank ' + str(r):>9}" for r in range(n)) + "   ms a step")
+print(f"{'layer':<22} {'predicted':>9} " + " ".join(f"{'rank ' + str(r):>9}" for r in range(n))
+      + f"   {'priced':>9} " + " ".join(f"{'rank ' + str(r):>9}" for r in range(n)) + "   ms a step")
+print(f"{'':<22} {'compute':>9} {'':>{10 * n - 1}}   {'messages':>9}")
 for i, layer in enumerate(pred["layers"]):
     trained = [r["layers"][i]["compute_s"] for r in ranks]
-    if layer["compute_s"] == 0 and not any(trained):
+    priced = layer["transfer_s"] + layer["sync_s"]
+    waited = [r["layers"][i]["moves"]["seconds"] + r["layers"][i]["statistics_reductions"]["seconds"] for r in ranks]
+    if layer["compute_s"] == 0 and priced == 0 and not any(trained) and not any(waited):
         continue
-    print(f"{layer['layer'][:22]:<22} {ms(layer['compute_s'])} " + " ".join(ms(t) for t in trained))
+    print(f"{layer['layer'][:22]:<22} {ms(layer['compute_s'])} " + " ".join(ms(t) for t in trained)
+          + f"   {ms(priced)} " + " ".join(ms(t) for t in waited))
 print(f"{'compute':<22} {ms(pred['compute_s'])} " + " ".join(ms(r['compute_s']) for r in ranks))
 comm = lambda r: sum(k["seconds"] for k in r["communication"].values())
 calls = lambda r: sum(k["calls"] for k in r["communication"].values())

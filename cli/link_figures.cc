@@ -9,17 +9,32 @@
 
 namespace layerplan {
 
-double LinkFigures::message_s(double gap_s) const {
-  if (latency_by_gap.empty()) return latency_s;
-  if (gap_s <= latency_by_gap.front().first) return latency_by_gap.front().second;
-  for (size_t i = 1; i < latency_by_gap.size(); ++i) {
-    const auto [g1, t1] = latency_by_gap[i];
-    if (gap_s <= g1) {
-      const auto [g0, t0] = latency_by_gap[i - 1];
-      return t0 + (t1 - t0) * (gap_s - g0) / (g1 - g0);
+namespace {
+
+// Linear between the points (x ascending), the nearest point's y outside them.
+double interpolate(const std::vector<std::pair<double, double>>& points, double x) {
+  if (x <= points.front().first) return points.front().second;
+  for (size_t i = 1; i < points.size(); ++i) {
+    const auto [x1, y1] = points[i];
+    if (x <= x1) {
+      const auto [x0, y0] = points[i - 1];
+      return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
     }
   }
-  return latency_by_gap.back().second;
+  return points.back().second;
+}
+
+}  // namespace
+
+double LinkFigures::message_s(double gap_s) const {
+  return latency_by_gap.empty() ? latency_s : interpolate(latency_by_gap, gap_s);
+}
+
+double LinkFigures::message_s(double gap_s, double bytes) const {
+  if (latency_by_size.empty()) return message_s(gap_s);
+  std::vector<std::pair<double, double>> by_size;  // (log bytes, time at this gap)
+  for (const SizedLatency& s : latency_by_size) by_size.emplace_back(std::log(s.bytes), interpolate(s.by_gap, gap_s));
+  return interpolate(by_size, std::log(std::max(bytes, 1.0)));
 }
 
 LinkFigures read_link_figures(const std::string& path) {
@@ -43,17 +58,37 @@ LinkFigures read_link_figures(const std::string& path) {
   link.gbytes = number(j, "bandwidth_gbytes", "");
   require(link.gbytes > 0, "--link '" + path + "': bandwidth_gbytes 0: expected a positive bandwidth");
   link.latency_s = 1e-6 * number(j, "latency_us", "");
-  if (j.contains("latency_by_gap")) {
-    require(j.at("latency_by_gap").is_array() && !j.at("latency_by_gap").empty(),
-            "--link '" + path + "': latency_by_gap: expected a list of {gap_ms, latency_us}");
-    for (const nlohmann::json& point : j.at("latency_by_gap")) {
-      link.latency_by_gap.emplace_back(1e-3 * number(point, "gap_ms", "latency_by_gap: "),
-                                       1e-6 * number(point, "latency_us", "latency_by_gap: "));
+  // A list of {gap_ms, latency_us}, named `where` in messages, gaps ascending and distinct.
+  const auto by_gap = [&](const nlohmann::json& list, const std::string& where) {
+    require(list.is_array() && !list.empty(), "--link '" + path + "': " + where + ": expected a list of {gap_ms, latency_us}");
+    LatencyByGap points;
+    for (const nlohmann::json& point : list) {
+      points.emplace_back(1e-3 * number(point, "gap_ms", where + ": "), 1e-6 * number(point, "latency_us", where + ": "));
     }
-    std::sort(link.latency_by_gap.begin(), link.latency_by_gap.end());
-    for (size_t i = 1; i < link.latency_by_gap.size(); ++i) {
-      require(link.latency_by_gap[i].first > link.latency_by_gap[i - 1].first,
-              "--link '" + path + "': latency_by_gap gives one gap twice");
+    std::sort(points.begin(), points.end());
+    for (size_t i = 1; i < points.size(); ++i) {
+      require(points[i].first > points[i - 1].first, "--link '" + path + "': " + where + " gives one gap twice");
+    }
+    return points;
+  };
+  if (j.contains("latency_by_gap")) link.latency_by_gap = by_gap(j.at("latency_by_gap"), "latency_by_gap");
+  if (j.contains("latency_by_size")) {
+    const nlohmann::json& sizes = j.at("latency_by_size");
+    require(sizes.is_array() && !sizes.empty(),
+            "--link '" + path + "': latency_by_size: expected a list of {bytes, latency_by_gap}");
+    for (const nlohmann::json& size : sizes) {
+      SizedLatency s;
+      s.bytes = number(size, "bytes", "latency_by_size: ");
+      require(s.bytes > 0, "--link '" + path + "': latency_by_size: bytes 0: expected a message size, 1 or more");
+      require(size.contains("latency_by_gap"), "--link '" + path + "': latency_by_size: each size needs its latency_by_gap");
+      s.by_gap = by_gap(size.at("latency_by_gap"), "latency_by_size");
+      link.latency_by_size.push_back(std::move(s));
+    }
+    std::sort(link.latency_by_size.begin(), link.latency_by_size.end(),
+              [](const SizedLatency& a, const SizedLatency& b) { return a.bytes < b.bytes; });
+    for (size_t i = 1; i < link.latency_by_size.size(); ++i) {
+      require(link.latency_by_size[i].bytes > link.latency_by_size[i - 1].bytes,
+              "--link '" + path + "': latency_by_size gives one size twice");
     }
   }
   return link;

@@ -1,26 +1,44 @@
 #pragma once
 // What `layerplan predict` knows of the link between two ranks: its one-way bandwidth and
 // the time a message costs, which on the machines measured depends on how long the ranks
-// computed before sending it (bench/gloo_link_bench measures both; docs/BENCHMARKS.md).
+// computed before sending it and on its size (bench/gloo_link_bench measures them;
+// docs/BENCHMARKS.md).
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace layerplan {
 
+// (compute gap s, message time s), gaps ascending.
+using LatencyByGap = std::vector<std::pair<double, double>>;
+
+// The figures measured for messages of one size.
+struct SizedLatency {
+  double bytes = 0;  // of the message each rank sends
+  // Its time beyond its bytes at the link's bandwidth, by the compute gap before it.
+  LatencyByGap by_gap;
+};
+
 struct LinkFigures {
   double gbytes = 0;      // GB/s one way
   double latency_s = 0;   // one latency for the cost model's link (the mean after computing)
-  // (compute gap s, message time s), gaps ascending; empty: latency_s at every gap.
-  std::vector<std::pair<double, double>> latency_by_gap;
+  // A small message's time by gap; empty: latency_s at every gap.
+  LatencyByGap latency_by_gap;
+  // By message size, sizes ascending; empty: latency_by_gap whatever the size. On the 2-core
+  // VM a 64 KiB message costs several times a 256-byte one, beyond its bytes.
+  std::vector<SizedLatency> latency_by_size;
 
-  // The time of a message that follows `gap_s` seconds of computing: linear between the
-  // measured gaps, the nearest measured figure outside them.
+  // The time of a small message that follows `gap_s` seconds of computing: linear between
+  // the measured gaps, the nearest measured figure outside them.
   double message_s(double gap_s) const;
+  // The same for a message of `bytes`, its bytes at the bandwidth aside: by gap as above,
+  // then linear in log(bytes) between the measured sizes, the nearest outside them.
+  double message_s(double gap_s, double bytes) const;
 };
 
 // Reads the JSON that bench/gloo_link_bench writes (bandwidth_gbytes, latency_us and
-// optionally latency_by_gap). Throws UsageError naming the file and what is wrong.
+// optionally latency_by_gap and latency_by_size). Throws UsageError naming the file and
+// what is wrong.
 LinkFigures read_link_figures(const std::string& path);
 
 }  // namespace layerplan

@@ -94,8 +94,8 @@ int run_predict_command(const PredictCommandArgs& args) {
   const double data_time = measured.data_s;
 
   // The executor's messages in the order it sends them, all devices in step: each costs the
-  // link's time for a message after the compute since the previous one (the busiest
-  // device's), plus its bytes as the cost model prices them.
+  // link's time for a message of its size after the compute since the previous one (the
+  // busiest device's), plus its bytes as the cost model prices them.
   const std::vector<GradientBucket> buckets =
       gradient_buckets(graph, loaded.plan, bucket_cap_elements(ExecutorOptions{}.gradient_bucket_bytes));
   const auto n = static_cast<size_t>(graph.size());
@@ -103,10 +103,16 @@ int run_predict_command(const PredictCommandArgs& args) {
   std::vector<double> forward_s(n), transfer_s(n, 0.0), sync_s(n, 0.0);
   for (size_t id = 0; id < n; ++id) forward_s[id] = std::min(compute_s[id], measured.forward_s[id]);
   double gap = 0, messages = 0;
-  const auto message = [&] {
-    const double t = link.message_s(gap);
+  std::vector<double> layer_messages(n, 0.0);  // those of its input edges and its statistics
+  // A message of `bytes` (what the busiest rank sends in it) after the compute gap, for
+  // layer `id` (n: none). The cost model prices the bytes themselves, without latency here,
+  // so the bytes of a price are its seconds times the bandwidth.
+  const double bytes_per_s = 1e9 * link.gbytes;
+  const auto message = [&](size_t id, double bytes) {
+    const double t = link.message_s(gap, bytes);
     gap = 0;
     messages += 1;
+    if (id < n) layer_messages[id] += 1;
     return t;
   };
   // Each input edge's bytes, both ways (a message each way where they are not 0), and each
@@ -125,7 +131,7 @@ int run_predict_command(const PredictCommandArgs& args) {
   const auto compute_pass = [&](size_t id, double seconds) {
     if (statistics_s[id] > 0) {
       gap += seconds / 2;
-      sync_s[id] += statistics_s[id] / 2 + message();
+      sync_s[id] += statistics_s[id] / 2 + message(id, statistics_s[id] / 2 * bytes_per_s);
       gap += seconds / 2;
     } else {
       gap += seconds;
@@ -135,7 +141,7 @@ int run_predict_command(const PredictCommandArgs& args) {
   const auto edge_pass = [&](size_t id) {
     for (const TransferCost& c : edges[id]) {
       transfer_s[id] += c.time_s / 2;
-      if (c.bytes > 0) transfer_s[id] += message();
+      if (c.bytes > 0) transfer_s[id] += message(id, c.time_s / 2 * bytes_per_s);
     }
   };
   double weight_sync = 0, loss_sync = 0;
@@ -153,8 +159,13 @@ int run_predict_command(const PredictCommandArgs& args) {
         start = std::max(start, busy[static_cast<size_t>(d)]);
         first = first && busy[static_cast<size_t>(d)] == 0;
       }
+      // A ring's steps are priced at the small-message figure, not the figure of their
+      // chunk's size: Gloo's ring sends a chunk while it receives the next and sums the one
+      // before, so the chunks' time beyond their bytes overlaps. On the 2-core VM, pricing
+      // them by size put LeNet-5's 2-rank weight sync at 2.3-2.6 ms against 1.3-1.9 measured
+      // and Inception-v3's at 26.9 ms against 23 (docs/BENCHMARKS.md).
       double t = cost.ring_all_reduce_time({b.devices}, 4.0 * static_cast<double>(b.elements()));
-      for (size_t step = 0; step < 2 * (b.devices.size() - 1); ++step) {
+      for (size_t step = 0; step < 2 * (b.devices.size() - 1); ++step) {  // a chunk each
         t += link.message_s(step == 0 && first ? gap : 0.0);
         messages += 1;
       }
@@ -170,7 +181,10 @@ int run_predict_command(const PredictCommandArgs& args) {
     compute_pass(id, forward_s[id]);
   }
   const std::vector<int> used = devices_used(loaded.plan);  // the executor reduces the loss among them
-  if (used.size() > 1) loss_sync = cost.loss_reduction_time(used) + message();
+  if (used.size() > 1) {
+    loss_sync = cost.loss_reduction_time(used);
+    loss_sync += message(n, loss_sync * bytes_per_s);
+  }
   for (size_t id = n; id-- > 0;) {  // backward: computing, then input gradients, then buckets due
     compute_pass(id, compute_s[id] - forward_s[id]);
     edge_pass(id);
@@ -190,7 +204,8 @@ int run_predict_command(const PredictCommandArgs& args) {
                       {"compute_s", compute_s[id]},
                       {"forward_s", forward_s[id]},
                       {"transfer_s", transfer_s[id]},
-                      {"sync_s", sync_s[id]}});
+                      {"sync_s", sync_s[id]},
+                      {"messages", layer_messages[id]}});
     if (args.verbose) {
       std::printf("%-28s %-24s %11.3f %11.3f %9.3f\n", layer.name.c_str(), loaded.plan[id].str().c_str(),
                   1e3 * compute_s[id], 1e3 * transfer_s[id], 1e3 * sync_s[id]);

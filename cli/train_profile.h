@@ -1,7 +1,8 @@
 #pragma once
 // `layerplan train --profile FILE`: where each rank's steps went, as JSON. Per layer, the
 // seconds this rank's tiles spent computing (kernels and SGD updates, as
-// Executor::compute_seconds measures them) and, per kind, the seconds and calls of its
+// Executor::compute_seconds measures them) and in the moves of its input edges and its
+// batch-norm statistics reductions; per kind, the seconds and calls of all its
 // communication (TrafficCounts::Time: waiting for peers included), per step, over the steps
 // after the first. Comparing the ranks' files shows which layers keep the others waiting;
 // comparing them with `layerplan predict --json` shows what the cost model missed.

@@ -112,6 +112,33 @@ TEST(PredictCommand, AMessageCostsTheFigureOfTheComputeBeforeIt) {
   EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
 }
 
+// With figures by message size, a box move costs the figure of its size; the loss and a
+// ring's steps, whose chunks overlap, keep the small-message figure.
+TEST(PredictCommand, AMessageCostsTheFigureOfItsSize) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2);
+  const auto link = [&](const std::string& name, double large_us) {
+    const fs::path file = dir.path() / name;
+    const std::string gap = R"(, "latency_by_gap": [{"gap_ms": 0, "latency_us": )";
+    write_text(file, R"({"latency_us": 100, "bandwidth_gbytes": 1, "latency_by_size": [{"bytes": 256)" + gap +
+                         R"(100}]}, {"bytes": 1024)" + gap + std::to_string(large_us) + "}]}]}");
+    return predict_with(plan, {"--link", file.string()}, dir);
+  };
+  const nlohmann::json flat = link("flat.json", 100);
+  const nlohmann::json dear = link("dear.json", 100100);
+  const double messages = flat.at("messages").get<double>();
+  EXPECT_GE(messages, 5);  // moves both ways, the ring's steps, the loss
+  EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
+  // Each layer's messages are those of its input edges and statistics: the moves into the
+  // channel-split layer, one each way.
+  double layer_messages = 0;
+  for (const nlohmann::json& layer : flat.at("layers")) layer_messages += layer.at("messages").get<double>();
+  EXPECT_GE(layer_messages, 2);
+  EXPECT_LE(layer_messages, messages - 2);  // the loss and the ring's steps are no layer's
+  // Every move 100 ms dearer; the loss and the ring's steps keep the small-message figure.
+  EXPECT_NEAR(communication(dear) - communication(flat), layer_messages * 0.1, 1e-6);
+}
+
 // Under `layerplan launch`, each rank times its own tiles while the other does; rank 0
 // alone reports. The core share is the launcher's to give.
 TEST(PredictCommand, UnderLaunchEachRankTimesItsOwnTiles) {

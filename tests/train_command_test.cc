@@ -87,7 +87,8 @@ TEST(TrainCommand, OneProcessAndTwoRanksTrainTheSameLosses) {
   EXPECT_NE(losses_in(log3).front(), l1.front());
 }
 
-// --profile: per rank, every layer's compute and the communication after the first step.
+// --profile: per rank, every layer's compute and communication, and the communication by
+// kind, after the first step.
 // One process computes every tile and sends nothing; two ranks each compute their half and
 // move boxes, all-reduce gradients and the loss.
 TEST(TrainCommand, ProfileTimesLayersAndCommunicationPerRank) {
@@ -116,6 +117,17 @@ TEST(TrainCommand, ProfileTimesLayersAndCommunicationPerRank) {
     EXPECT_EQ(c.at("weight_reductions").at("calls").get<double>(), 1);  // one bucket: LeNet-5 is small
     EXPECT_EQ(c.at("loss_reductions").at("calls").get<double>(), 1);
     EXPECT_GT(c.at("moves").at("seconds").get<double>(), 0);
+    // Per layer, the moves of its input edges: they add up to all the moves, each on the
+    // layer that `layerplan predict --json` prices them on.
+    double calls = 0, seconds = 0;
+    for (const nlohmann::json& layer : p.at("layers")) {
+      calls += layer.at("moves").at("calls").get<double>();
+      seconds += layer.at("moves").at("seconds").get<double>();
+      EXPECT_EQ(layer.at("statistics_reductions").at("calls").get<double>(), 0);  // LeNet-5 has no batch-norm
+    }
+    EXPECT_EQ(calls, c.at("moves").at("calls").get<double>());
+    EXPECT_NEAR(seconds, c.at("moves").at("seconds").get<double>(), 1e-9);
+    EXPECT_GT(p.at("layers").at(8).at("moves").at("calls").get<double>(), 0);  // fc1, the c2 layer
   }
 }
 

@@ -17,21 +17,28 @@ uint32_t reduce_tag(ReduceKind kind, int layer) {
   return static_cast<uint32_t>(layer * 64 + 60 + static_cast<int>(kind));
 }
 
-// Adds the wall time of its scope, and one call, to `time` (when not null).
+// Adds the wall time of its scope, and one call, to `time` and to `layer_time` (when not null).
 class CallTimer {
  public:
-  explicit CallTimer(TrafficCounts::Time* time)
-      : time_(time), start_(time ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+  explicit CallTimer(TrafficCounts::Time* time, TrafficCounts::Time* layer_time = nullptr)
+      : time_(time),
+        layer_time_(layer_time),
+        start_(time ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
   ~CallTimer() {
     if (!time_) return;
-    time_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    ++time_->calls;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    for (TrafficCounts::Time* t : {time_, layer_time_}) {
+      if (!t) continue;
+      t->seconds += seconds;
+      ++t->calls;
+    }
   }
   CallTimer(const CallTimer&) = delete;
   CallTimer& operator=(const CallTimer&) = delete;
 
  private:
   TrafficCounts::Time* time_;
+  TrafficCounts::Time* layer_time_;
   std::chrono::steady_clock::time_point start_;
 };
 
@@ -42,7 +49,7 @@ void CommunicatorTransport::exchange(const std::vector<BoxMove>& moves, const Ed
   const bool add = tag.direction == Direction::kBackward;
   bool remote = false;
   for (const BoxMove& m : moves) remote = remote || (holds(m.src_device) != holds(m.dst_device));
-  const CallTimer timer(remote ? &counts_.moves : nullptr);
+  const CallTimer timer(remote ? &counts_.moves : nullptr, remote ? &counts_.layer_moves[tag.consumer] : nullptr);
   // Receives are posted before anything is sent: Gloo sends a message at once only to a
   // peer whose receive it already knows of, and otherwise waits for one more round trip.
   std::vector<Tensor> incoming(moves.size());
@@ -143,7 +150,9 @@ void CommunicatorTransport::all_reduce(const std::vector<int>& devices,
   std::sort(sorted.begin(), sorted.end());
   const int me = comm_.rank();
   if (sorted.size() <= 1 || std::find(sorted.begin(), sorted.end(), me) == sorted.end()) return;
-  const CallTimer timer(kind == ReduceKind::kLoss ? &counts_.loss_reductions : &counts_.statistics_reductions);
+  const bool loss = kind == ReduceKind::kLoss;
+  const CallTimer timer(loss ? &counts_.loss_reductions : &counts_.statistics_reductions,
+                        loss ? nullptr : &counts_.layer_statistics[layer]);
   const auto held = std::find(devices.begin(), devices.end(), me) - devices.begin();
   std::vector<double>& buffer = *buffers[static_cast<size_t>(held)];
   const size_t n = buffer.size(), floats = n * (sizeof(double) / sizeof(float));

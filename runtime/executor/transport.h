@@ -64,6 +64,9 @@ struct TrafficCounts {
     int64_t calls = 0;
   };
   Time moves, weight_reductions, statistics_reductions, loss_reductions;
+  // The same time per layer: the moves of its input edges (both directions) and its
+  // batch-norm statistics reductions, where `layerplan predict` prices its transfer and sync.
+  std::map<int, Time> layer_moves, layer_statistics;
 };
 
 // One box move of an exchange: the elements of `region` (the intersection of the two

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The calibration benchmarks still run end to end, on tiny cases: bench/gloo_link_bench on
-# 2 and 4 ranks writes the link figures `layerplan predict --link` reads;
+# 2 and 4 ranks writes the link figures (by compute gap and message size) that `layerplan
+# predict --link` reads;
 # bench/predicted_vs_measured.sh prints a row with numbers per case and its summary;
 # bench/profile_against_prediction.sh prints its table; bad arguments exit 2 with a message.
 # The figures themselves are benchmarks (docs/BENCHMARKS.md), not checked here.
@@ -24,8 +25,13 @@ gaps = [p["gap_ms"] for p in j["latency_by_gap"]]
 assert gaps == [0, 0.1, 0.5, 2, 10], gaps
 assert all(p["latency_us"] > 0 for p in j["latency_by_gap"])
 assert j["bandwidth_gbytes"] > 0 and j["latency_us"] > 0 and j["ping_pong_latency_us"] > 0
+sizes = j["latency_by_size"]
+assert [s["bytes"] for s in sizes] == [256, 16384, 262144, 4194304], sizes
+for s in sizes:
+    assert [p["gap_ms"] for p in s["latency_by_gap"]] == gaps, s
+    assert all(p["latency_us"] >= 0 for p in s["latency_by_gap"]), s
 PY
-  then ok "gloo_link_bench on $n ranks writes latency by gap and a bandwidth"
+  then ok "gloo_link_bench on $n ranks writes latency by gap and message size, and a bandwidth"
   else fail "gloo_link_bench on $n ranks: $(tail -3 "$work/link-$n.txt")"; fi
 done
 "$layerplan" plan --model lenet5 --batch 8 --cluster "$root/bench/cpu_like_4_devices.toml" --gpus 2 \
@@ -44,9 +50,9 @@ else fail "predicted_vs_measured.sh failed: $(tail -5 "$work/pvm.txt")"; fi
 
 profile=(bash "$root/bench/profile_against_prediction.sh" --layerplan "$layerplan" --link-bench "$link_bench")
 if "${profile[@]}" lenet5:8:3 2 >"$work/profile.txt" 2>&1 &&
-   grep -qE '^conv1 +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/profile.txt" &&
+   grep -qE '^conv1( +[0-9.]+){6}$' "$work/profile.txt" &&
    grep -qE '^step .* error [+-][0-9.]+ %$' "$work/profile.txt"; then
-  ok "profile_against_prediction.sh: per-layer compute of both ranks and the step"
+  ok "profile_against_prediction.sh: per-layer compute and communication of both ranks, and the step"
 else fail "profile_against_prediction.sh printed: $(cat "$work/profile.txt")"; fi
 
 expect_usage() {  # DESCRIPTION MESSAGE COMMAND...: exit 2 and MESSAGE on stderr, nothing on stdout
