@@ -6,7 +6,8 @@
 # puts each layer's predicted compute (its slowest device) beside each rank's compute in
 # training, and its priced messages (the moves of its input edges and its batch-norm
 # statistics) beside each rank's time in those transport calls (waiting for the other ranks
-# included); then the same for the whole step.
+# included), the weight gradients' rings and the loss likewise; then the same for the whole
+# step.
 #
 # Usage: bench/profile_against_prediction.sh [--layerplan PATH] [--link-bench PATH]
 #          [--link-compute one|team] [--keep DIR] MODEL:BATCH:STEPS N
@@ -64,6 +65,9 @@ for i, layer in enumerate(pred["layers"]):
         continue
     print(f"{layer['layer'][:22]:<22} {ms(layer['compute_s'])} " + " ".join(ms(t) for t in trained)
           + f"   {ms(priced)} " + " ".join(ms(t) for t in waited))
+# The weight gradients' rings and the loss, which are no layer's, in the messages columns.
+for name, priced, kind in (("weight rings", "weight_sync_s", "weight_reductions"), ("loss", "loss_sync_s", "loss_reductions")):
+    print(f"{name:<22} {'':>{10 * n + 9}}   {ms(pred[priced])} " + " ".join(ms(r["communication"][kind]["seconds"]) for r in ranks))
 print(f"{'compute':<22} {ms(pred['compute_s'])} " + " ".join(ms(r['compute_s']) for r in ranks))
 comm = lambda r: sum(k["seconds"] for k in r["communication"].values())
 calls = lambda r: sum(k["calls"] for k in r["communication"].values())

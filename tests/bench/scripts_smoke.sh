@@ -51,8 +51,9 @@ else fail "predicted_vs_measured.sh failed: $(tail -5 "$work/pvm.txt")"; fi
 profile=(bash "$root/bench/profile_against_prediction.sh" --layerplan "$layerplan" --link-bench "$link_bench")
 if "${profile[@]}" lenet5:8:3 2 >"$work/profile.txt" 2>&1 &&
    grep -qE '^conv1( +[0-9.]+){6}$' "$work/profile.txt" &&
+   grep -qE '^weight rings +[0-9.]+( +[0-9.]+){2}$' "$work/profile.txt" &&
    grep -qE '^step .* error [+-][0-9.]+ %$' "$work/profile.txt"; then
-  ok "profile_against_prediction.sh: per-layer compute and communication of both ranks, and the step"
+  ok "profile_against_prediction.sh: per-layer compute and communication of both ranks, the rings, and the step"
 else fail "profile_against_prediction.sh printed: $(cat "$work/profile.txt")"; fi
 
 expect_usage() {  # DESCRIPTION MESSAGE COMMAND...: exit 2 and MESSAGE on stderr, nothing on stdout
