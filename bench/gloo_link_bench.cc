@@ -17,9 +17,12 @@
 //    ms for the idle ping-pong's one way.
 //  - The same for messages of 16 KiB, 256 KiB and 4 MiB, less their bytes at the bandwidth
 //    (latency_by_size, by which `layerplan predict --link` prices box moves and statistics
-//    exchanges when it is there; a ring's steps overlap and keep the 64-float figure). On that VM a 256 KiB exchange back to back took 3 ms, ten times a
-//    64-float one, far beyond its bytes.
-//  - The computing is one thread's (`--compute one`, the figures in docs/BENCHMARKS.md) or
+//    exchanges when it is there; a ring's steps overlap and keep the 64-float figure). On
+//    that VM a 256 KiB exchange back to back took 3 ms, ten times a 64-float one, far
+//    beyond its bytes.
+//  - The computing is a fixed amount of arithmetic per gap, the same on every rank (at the
+//    ranks' mean pace), so that a rank slowed down finishes later, as with a kernel. It is
+//    one thread's (`--compute one`, the figures in docs/BENCHMARKS.md) or
 //    the rank's whole libgomp team's (`--compute team`, OMP_NUM_THREADS threads as
 //    `layerplan launch` sets them), as oneDNN's kernels compute: then the team's workers
 //    sleep on the rank's other cores while a message travels, as in training, and a
@@ -71,16 +74,37 @@ double one_way_seconds(layerplan::Communicator& comm, size_t floats, int rounds)
   return trips[trips.size() / 2] / 2;
 }
 
-// Keeps this thread busy with arithmetic for `seconds`, as a kernel would; returns the
-// result so that the work is not optimised away.
-double busy_for(double seconds) {
+// A fixed amount of arithmetic, as a kernel does: `rounds` rounds of 64 dependent
+// multiply-adds; returns the result so that the work is not optimised away.
+double arithmetic(int64_t rounds) {
   double x = 1;
-  const auto t0 = Clock::now();
-  while (std::chrono::duration<double>(Clock::now() - t0).count() < seconds) {
+  for (int64_t r = 0; r < rounds; ++r) {
     for (int i = 0; i < 64; ++i) x = x * 1.0000001 + 1e-9;
   }
   return x;
 }
+
+// Rounds of arithmetic() a second, the mean over the ranks (set_pace), so that every rank
+// does the same work for a gap and a slower one finishes later, as with a kernel. Computing
+// until a deadline instead made the ranks finish together and priced a message after 2 ms
+// of it at twice what training paid on the 2-core VM (docs/BENCHMARKS.md).
+double rounds_per_s = 0;
+
+void set_pace(layerplan::Communicator& comm) {
+  int64_t rounds = 1000;
+  double seconds = 0;
+  for (; seconds < 0.05; rounds *= 2) {
+    const auto t0 = Clock::now();
+    if (arithmetic(rounds) < 0) std::printf(" ");  // never: x stays positive
+    seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  float pace = static_cast<float>(static_cast<double>(rounds / 2) / seconds);
+  comm.all_reduce_sum(&pace, 1);
+  rounds_per_s = pace / static_cast<float>(comm.size());
+}
+
+// About `seconds` of arithmetic on this thread at the ranks' mean pace.
+double busy_for(double seconds) { return arithmetic(static_cast<int64_t>(seconds * rounds_per_s)); }
 
 // `seconds` of computing on this thread or, with `team`, on every thread of a libgomp
 // parallel region, as a oneDNN kernel runs.
@@ -175,6 +199,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const auto comm = layerplan::connect_gloo(options);
+    set_pace(*comm);
     double idle_latency = one_way_seconds(*comm, 1, 200);
     if (comm->rank() == 0) std::printf("%12s %14s %12s\n", "bytes", "one-way us", "GB/s");
     double one_way_bandwidth = 0, bandwidth = 0;
