@@ -20,6 +20,10 @@
 //    exchanges when it is there; a ring's steps overlap and keep the 64-float figure). On
 //    that VM a 256 KiB exchange back to back took 3 ms, ten times a 64-float one, far
 //    beyond its bytes.
+//  - The same for one-way messages of each size (one_way_by_size: the receiver's wait
+//    from when both ranks were ready, beyond the bytes at the one-way bandwidth), by which
+//    `layerplan predict --link` prices moves in which no rank both sends and receives (into
+//    or out of a layer on fewer devices).
 //  - The computing is a fixed amount of arithmetic per gap, the same on every rank (at the
 //    ranks' mean pace), so that a rank slowed down finishes later, as with a kernel. It is
 //    one thread's (`--compute one`, the figures in docs/BENCHMARKS.md) or
@@ -131,20 +135,54 @@ double exchange_seconds(layerplan::Communicator& comm, const std::vector<float>&
 // The compute gaps measured, with their rounds for 64-float messages (fewer for larger ones).
 const std::vector<std::pair<double, int>> kGaps = {{1e-4, 200}, {5e-4, 200}, {2e-3, 100}, {1e-2, 60}};
 
-// Mean seconds of an exchange of `floats` floats back to back, then after each rank has
-// computed for each of kGaps, as the executor's messages follow its kernels. With the team,
-// a message also costs waking the team's sleeping workers for the compute after it: a round
-// (compute, then exchange) is timed whole, less what the same compute takes back to back,
-// the workers still warm.
-std::vector<double> exchange_by_gap(layerplan::Communicator& comm, size_t floats, bool team) {
+// One one-way message of the pair: the sender stamps `out` with the time it sends and goes
+// on; the receiver posts its receive and waits for `in`. Returns, for the receiver, the
+// seconds from when both were ready (its receive posted and the message sent: the ranks
+// share one monotonic clock) to the message's arrival, so that a sender running late is not
+// counted (in training that is compute imbalance, priced apart); 0 for the sender.
+double one_way_seconds_of(layerplan::Communicator& comm, std::vector<float>& out, std::vector<float>& in,
+                          bool sender) {
+  if (sender) {
+    const double sent = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+    std::memcpy(out.data(), &sent, sizeof sent);
+    comm.isend(out.data(), out.size(), peer_of(comm), 6)->wait();
+    return 0;
+  }
+  const auto posted = Clock::now();
+  comm.irecv(in.data(), in.size(), peer_of(comm), 6)->wait();
+  const auto arrived = Clock::now();
+  double sent = 0;
+  std::memcpy(&sent, in.data(), sizeof sent);
+  const double ready = std::max(std::chrono::duration<double>(posted.time_since_epoch()).count(), sent);
+  return std::max(0.0, std::chrono::duration<double>(arrived.time_since_epoch()).count() - ready);
+}
+
+// Mean seconds of a message of `floats` floats back to back, then after each rank has
+// computed for each of kGaps, as the executor's messages follow its kernels: an exchange
+// (both ranks send and receive) or, with `one_way`, a message one rank sends to the other
+// (the sender alternating; see one_way_seconds_of). With the team, a message also costs
+// waking the team's sleeping workers for the compute after it: a round (compute, then
+// message) is timed whole, less what the same compute takes back to back, the workers
+// still warm.
+std::vector<double> message_by_gap(layerplan::Communicator& comm, size_t floats, bool team, bool one_way) {
   std::vector<float> out(floats, 1.0f), in(floats);
   const int divide = floats <= 4096 ? 1 : floats <= 65536 ? 2 : 4;  // large messages take longer
+  // One round: the message's seconds, and whether this rank timed it (one way: received it).
+  const auto round = [&](int i) -> std::pair<double, bool> {
+    if (!one_way) return {exchange_seconds(comm, out, in, 4), true};
+    const bool sender = i % 2 == comm.rank() % 2;
+    return {one_way_seconds_of(comm, out, in, sender), !sender};
+  };
   std::vector<double> seconds;
   comm.barrier();
   const int back_to_back = 500 / divide;
-  double exchange = 0;
-  for (int i = 0; i < back_to_back; ++i) exchange += exchange_seconds(comm, out, in, 3) / back_to_back;
-  seconds.push_back(exchange);
+  double total = 0, timed = 0;
+  for (int i = 0; i < back_to_back; ++i) {
+    const auto [t, counted] = round(i);
+    total += counted ? t : 0;
+    timed += counted ? 1 : 0;
+  }
+  seconds.push_back(total / timed);
   for (const auto& [gap, all_rounds] : kGaps) {
     const int rounds = all_rounds / divide;
     double warm = 0;
@@ -156,14 +194,21 @@ std::vector<double> exchange_by_gap(layerplan::Communicator& comm, size_t floats
       warm = std::chrono::duration<double>(Clock::now() - w0).count() / rounds;
     }
     comm.barrier();
-    double total = 0;
+    total = 0;
+    timed = 0;
     for (int i = 0; i < rounds; ++i) {
       const auto r0 = Clock::now();
       if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
-      const double exchange_s = exchange_seconds(comm, out, in, 4);
-      total += team ? std::chrono::duration<double>(Clock::now() - r0).count() - warm : exchange_s;
+      const auto computed = Clock::now();
+      const auto [t, counted] = round(i);
+      if (!counted) continue;
+      // With the team: an exchange's whole round less the warm compute; a one-way message's
+      // wait plus its compute's time over the warm compute.
+      const double over_warm = std::chrono::duration<double>(computed - r0).count() - warm;
+      total += !team ? t : one_way ? t + over_warm : std::chrono::duration<double>(Clock::now() - r0).count() - warm;
+      timed += 1;
     }
-    seconds.push_back(std::max(0.0, total / rounds));
+    seconds.push_back(std::max(0.0, total / timed));
   }
   return seconds;
 }
@@ -231,10 +276,11 @@ int main(int argc, char** argv) {
     double all_reduce = std::chrono::duration<double>(Clock::now() - a0).count() / 500;
     // Exchanges by message size and compute gap: 64 floats are a batch-norm statistics
     // exchange or a small box move; the larger sizes, box moves and ring chunks. With
-    // --compute team, the round less the warm compute (see exchange_after_compute).
+    // --compute team, the round less the warm compute (see message_by_gap).
     const std::vector<size_t> sizes = {64, 4096, 65536, size_t{1} << 20};
-    std::vector<std::vector<double>> by_size;  // [size][gap: 0, then kGaps]
-    for (const size_t floats : sizes) by_size.push_back(exchange_by_gap(*comm, floats, team));
+    std::vector<std::vector<double>> by_size, one_way_by_size;  // [size][gap: 0, then kGaps]
+    for (const size_t floats : sizes) by_size.push_back(message_by_gap(*comm, floats, team, false));
+    for (const size_t floats : sizes) one_way_by_size.push_back(message_by_gap(*comm, floats, team, true));
     std::vector<std::pair<double, double>> by_gap;  // 64 floats: (gap s, exchange s)
     double after_compute = 0;
     for (size_t g = 0; g < kGaps.size() + 1; ++g) {
@@ -247,6 +293,7 @@ int main(int argc, char** argv) {
                                   static_cast<float>(bandwidth), static_cast<float>(all_reduce),
                                   static_cast<float>(after_compute)};
     for (const auto& row : by_size) figures.insert(figures.end(), row.begin(), row.end());
+    for (const auto& row : one_way_by_size) figures.insert(figures.end(), row.begin(), row.end());
     comm->all_reduce_sum(figures.data(), figures.size());
     for (float& f : figures) f /= static_cast<float>(comm->size());
     idle_latency = figures[0];
@@ -254,8 +301,11 @@ int main(int argc, char** argv) {
     bandwidth = figures[2];
     all_reduce = figures[3];
     const double latency = figures[4];
-    for (size_t k = 0; k < by_size.size(); ++k) {
-      for (size_t g = 0; g < by_size[k].size(); ++g) by_size[k][g] = figures[5 + k * by_size[k].size() + g];
+    size_t next = 5;
+    for (auto* table : {&by_size, &one_way_by_size}) {
+      for (auto& row : *table) {
+        for (double& t : row) t = figures[next++];
+      }
     }
     for (size_t g = 0; g < by_gap.size(); ++g) by_gap[g].second = by_size[0][g];
     const double exchange = by_gap[0].second;
@@ -272,6 +322,12 @@ int main(int argc, char** argv) {
         std::printf("\n%12zu", 4 * sizes[k]);
         for (const double t : by_size[k]) std::printf(" %11.1f", 1e6 * t);
       }
+      std::printf("\none way (us, the receiver's wait) by message size after computing for\n%12s", "bytes");
+      for (const auto& [gap, t] : by_gap) std::printf(" %8g ms", 1e3 * gap);
+      for (size_t k = 0; k < sizes.size(); ++k) {
+        std::printf("\n%12zu", 4 * sizes[k]);
+        for (const double t : one_way_by_size[k]) std::printf(" %11.1f", 1e6 * t);
+      }
       std::printf("\nbandwidth: %.3f GB/s one way at a time, %.3f GB/s each way when both ranks send at once\n",
                   one_way_bandwidth, bandwidth);
       std::printf("link: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
@@ -284,18 +340,23 @@ int main(int argc, char** argv) {
           out << (i ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[i].first << ", \"latency_us\": " << 1e6 * by_gap[i].second
               << "}";
         }
-        // By size: what an exchange takes beyond its bytes at the bandwidth.
-        out << "], \"latency_by_size\": [";
-        for (size_t k = 0; k < sizes.size(); ++k) {
-          const double bytes = 4.0 * static_cast<double>(sizes[k]);
-          out << (k ? ", " : "") << "{\"bytes\": " << 4 * sizes[k] << ", \"latency_by_gap\": [";
-          for (size_t g = 0; g < by_gap.size(); ++g) {
-            const double beyond = std::max(0.0, by_size[k][g] - bytes / (1e9 * bandwidth));
-            out << (g ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[g].first << ", \"latency_us\": " << 1e6 * beyond
-                << "}";
+        // By size: what an exchange takes beyond its bytes at the bandwidth both ways, and
+        // a one-way message beyond its bytes at the one-way bandwidth.
+        const auto sized = [&](const char* key, const std::vector<std::vector<double>>& table, double gbytes) {
+          out << "], \"" << key << "\": [";
+          for (size_t k = 0; k < sizes.size(); ++k) {
+            const double bytes = 4.0 * static_cast<double>(sizes[k]);
+            out << (k ? ", " : "") << "{\"bytes\": " << 4 * sizes[k] << ", \"latency_by_gap\": [";
+            for (size_t g = 0; g < by_gap.size(); ++g) {
+              const double beyond = std::max(0.0, table[k][g] - bytes / (1e9 * gbytes));
+              out << (g ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[g].first << ", \"latency_us\": " << 1e6 * beyond
+                  << "}";
+            }
+            out << "]}";
           }
-          out << "]}";
-        }
+        };
+        sized("latency_by_size", by_size, bandwidth);
+        sized("one_way_by_size", one_way_by_size, one_way_bandwidth);
         out << "]}\n";
       }
     }

@@ -24,6 +24,13 @@ double interpolate(const std::vector<std::pair<double, double>>& points, double 
   return points.back().second;
 }
 
+// By gap as `interpolate`, then linear in log(bytes) between the sizes.
+double by_size_s(const std::vector<SizedLatency>& sizes, double gap_s, double bytes) {
+  std::vector<std::pair<double, double>> by_size;  // (log bytes, time at this gap)
+  for (const SizedLatency& s : sizes) by_size.emplace_back(std::log(s.bytes), interpolate(s.by_gap, gap_s));
+  return interpolate(by_size, std::log(std::max(bytes, 1.0)));
+}
+
 }  // namespace
 
 double LinkFigures::message_s(double gap_s) const {
@@ -31,10 +38,11 @@ double LinkFigures::message_s(double gap_s) const {
 }
 
 double LinkFigures::message_s(double gap_s, double bytes) const {
-  if (latency_by_size.empty()) return message_s(gap_s);
-  std::vector<std::pair<double, double>> by_size;  // (log bytes, time at this gap)
-  for (const SizedLatency& s : latency_by_size) by_size.emplace_back(std::log(s.bytes), interpolate(s.by_gap, gap_s));
-  return interpolate(by_size, std::log(std::max(bytes, 1.0)));
+  return latency_by_size.empty() ? message_s(gap_s) : by_size_s(latency_by_size, gap_s, bytes);
+}
+
+double LinkFigures::one_way_s(double gap_s, double bytes) const {
+  return one_way_by_size.empty() ? message_s(gap_s, bytes) : by_size_s(one_way_by_size, gap_s, bytes);
 }
 
 LinkFigures read_link_figures(const std::string& path) {
@@ -72,25 +80,29 @@ LinkFigures read_link_figures(const std::string& path) {
     return points;
   };
   if (j.contains("latency_by_gap")) link.latency_by_gap = by_gap(j.at("latency_by_gap"), "latency_by_gap");
-  if (j.contains("latency_by_size")) {
-    const nlohmann::json& sizes = j.at("latency_by_size");
+  // A list of {bytes, latency_by_gap}, sizes ascending and distinct.
+  const auto by_size = [&](const char* key) {
+    const nlohmann::json& sizes = j.at(key);
+    const std::string where = key;
     require(sizes.is_array() && !sizes.empty(),
-            "--link '" + path + "': latency_by_size: expected a list of {bytes, latency_by_gap}");
+            "--link '" + path + "': " + where + ": expected a list of {bytes, latency_by_gap}");
+    std::vector<SizedLatency> list;
     for (const nlohmann::json& size : sizes) {
       SizedLatency s;
-      s.bytes = number(size, "bytes", "latency_by_size: ");
-      require(s.bytes > 0, "--link '" + path + "': latency_by_size: bytes 0: expected a message size, 1 or more");
-      require(size.contains("latency_by_gap"), "--link '" + path + "': latency_by_size: each size needs its latency_by_gap");
-      s.by_gap = by_gap(size.at("latency_by_gap"), "latency_by_size");
-      link.latency_by_size.push_back(std::move(s));
+      s.bytes = number(size, "bytes", where + ": ");
+      require(s.bytes > 0, "--link '" + path + "': " + where + ": bytes 0: expected a message size, 1 or more");
+      require(size.contains("latency_by_gap"), "--link '" + path + "': " + where + ": each size needs its latency_by_gap");
+      s.by_gap = by_gap(size.at("latency_by_gap"), where);
+      list.push_back(std::move(s));
     }
-    std::sort(link.latency_by_size.begin(), link.latency_by_size.end(),
-              [](const SizedLatency& a, const SizedLatency& b) { return a.bytes < b.bytes; });
-    for (size_t i = 1; i < link.latency_by_size.size(); ++i) {
-      require(link.latency_by_size[i].bytes > link.latency_by_size[i - 1].bytes,
-              "--link '" + path + "': latency_by_size gives one size twice");
+    std::sort(list.begin(), list.end(), [](const SizedLatency& a, const SizedLatency& b) { return a.bytes < b.bytes; });
+    for (size_t i = 1; i < list.size(); ++i) {
+      require(list[i].bytes > list[i - 1].bytes, "--link '" + path + "': " + where + " gives one size twice");
     }
-  }
+    return list;
+  };
+  if (j.contains("latency_by_size")) link.latency_by_size = by_size("latency_by_size");
+  if (j.contains("one_way_by_size")) link.one_way_by_size = by_size("one_way_by_size");
   return link;
 }
 

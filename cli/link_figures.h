@@ -27,6 +27,10 @@ struct LinkFigures {
   // By message size, sizes ascending; empty: latency_by_gap whatever the size. On the 2-core
   // VM a 64 KiB message costs several times a 256-byte one, beyond its bytes.
   std::vector<SizedLatency> latency_by_size;
+  // The same for a message one rank sends and the other receives (the receiver's wait), as
+  // a move into or out of a layer on fewer devices goes; empty: an exchange's figure. On
+  // the 2-core VM a one-way message cost a quarter of an exchange after computing.
+  std::vector<SizedLatency> one_way_by_size;
 
   // The time of a small message that follows `gap_s` seconds of computing: linear between
   // the measured gaps, the nearest measured figure outside them.
@@ -34,10 +38,12 @@ struct LinkFigures {
   // The same for a message of `bytes`, its bytes at the bandwidth aside: by gap as above,
   // then linear in log(bytes) between the measured sizes, the nearest outside them.
   double message_s(double gap_s, double bytes) const;
+  // The same for a one-way message.
+  double one_way_s(double gap_s, double bytes) const;
 };
 
 // Reads the JSON that bench/gloo_link_bench writes (bandwidth_gbytes, latency_us and
-// optionally latency_by_gap and latency_by_size). Throws UsageError naming the file and
+// optionally latency_by_gap, latency_by_size and one_way_by_size). Throws UsageError naming the file and
 // what is wrong.
 LinkFigures read_link_figures(const std::string& path);
 

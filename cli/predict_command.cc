@@ -13,6 +13,7 @@
 #include "cli/predict_measurement.h"
 #include "common/error.h"
 #include "planner/cost_model.h"
+#include "planner/geometry.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/gradient_buckets.h"
 #include "topology/cluster_spec.h"
@@ -108,22 +109,33 @@ int run_predict_command(const PredictCommandArgs& args) {
   // layer `id` (n: none). The cost model prices the bytes themselves, without latency here,
   // so the bytes of a price are its seconds times the bandwidth.
   const double bytes_per_s = 1e9 * link.gbytes;
-  const auto message = [&](size_t id, double bytes) {
-    const double t = link.message_s(gap, bytes);
+  const auto message = [&](size_t id, double bytes, bool one_direction = false) {
+    const double t = one_direction ? link.one_way_s(gap, bytes) : link.message_s(gap, bytes);
     gap = 0;
     messages += 1;
     if (id < n) layer_messages[id] += 1;
     return t;
   };
-  // Each input edge's bytes, both ways (a message each way where they are not 0), and each
-  // layer's batch-norm statistics, both ways (0: none reduced).
+  // Each input edge's bytes, both ways (a message each way where they are not 0), whether
+  // its moves go one way (no device both sends and receives in them, as into or out of a
+  // layer on fewer devices), and each layer's batch-norm statistics, both ways (0: none
+  // reduced).
   std::vector<std::vector<TransferCost>> edges(n);
+  std::vector<std::vector<bool>> one_way(n);
   std::vector<double> statistics_s(n);
   for (size_t id = 0; id < n; ++id) {
     const Layer& layer = graph.layer(static_cast<int>(id));
     for (size_t slot = 0; slot < layer.inputs.size(); ++slot) {
-      edges[id].push_back(cost.transfer(layer, static_cast<int>(slot),
-                                        loaded.plan[static_cast<size_t>(layer.inputs[slot])], loaded.plan[id]));
+      const Configuration& producer = loaded.plan[static_cast<size_t>(layer.inputs[slot])];
+      edges[id].push_back(cost.transfer(layer, static_cast<int>(slot), producer, loaded.plan[id]));
+      std::vector<bool> sends(static_cast<size_t>(file.devices), false), receives = sends;
+      for (const PairVolume& v : transfer_volumes(graph, layer, static_cast<int>(slot), producer, loaded.plan[id])) {
+        sends[static_cast<size_t>(v.src)] = true;
+        receives[static_cast<size_t>(v.dst)] = true;
+      }
+      bool both = false;
+      for (size_t d = 0; d < sends.size(); ++d) both = both || (sends[d] && receives[d]);
+      one_way[id].push_back(!both);
     }
     statistics_s[id] = cost.batch_norm_statistics_time(layer, loaded.plan[id]);
   }
@@ -139,9 +151,10 @@ int run_predict_command(const PredictCommandArgs& args) {
   };
   // One pass of layer `id`'s input edges: half of their bytes, and their messages.
   const auto edge_pass = [&](size_t id) {
-    for (const TransferCost& c : edges[id]) {
+    for (size_t slot = 0; slot < edges[id].size(); ++slot) {
+      const TransferCost& c = edges[id][slot];
       transfer_s[id] += c.time_s / 2;
-      if (c.bytes > 0) transfer_s[id] += message(id, c.time_s / 2 * bytes_per_s);
+      if (c.bytes > 0) transfer_s[id] += message(id, c.time_s / 2 * bytes_per_s, one_way[id][slot]);
     }
   };
   double weight_sync = 0, loss_sync = 0;

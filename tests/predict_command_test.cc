@@ -112,17 +112,31 @@ TEST(PredictCommand, AMessageCostsTheFigureOfTheComputeBeforeIt) {
   EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
 }
 
+// A list of {bytes, latency_by_gap} with one figure each, at gap 0: (bytes, us).
+std::string by_size(const std::vector<std::pair<int, double>>& sizes) {
+  std::string list;
+  for (const auto& [bytes, us] : sizes) {
+    list += std::string(list.empty() ? "[" : ", ") + R"({"bytes": )" + std::to_string(bytes) +
+            R"(, "latency_by_gap": [{"gap_ms": 0, "latency_us": )" + std::to_string(us) + "}]}";
+  }
+  return list + "]";
+}
+
+// The prediction with a --link file of 1 GB/s, 100 us and `lists` (JSON members).
+nlohmann::json predict_with_link(const fs::path& plan, const std::string& name, const std::string& lists,
+                                 const ScratchDir& dir) {
+  const fs::path file = dir.path() / name;
+  write_text(file, R"({"latency_us": 100, "bandwidth_gbytes": 1, )" + lists + "}");
+  return predict_with(plan, {"--link", file.string()}, dir);
+}
+
 // With figures by message size, a box move costs the figure of its size; the loss and a
 // ring's steps, whose chunks overlap, keep the small-message figure.
 TEST(PredictCommand, AMessageCostsTheFigureOfItsSize) {
   ScratchDir dir;
   const fs::path plan = lenet_plan(dir, 2);
   const auto link = [&](const std::string& name, double large_us) {
-    const fs::path file = dir.path() / name;
-    const std::string gap = R"(, "latency_by_gap": [{"gap_ms": 0, "latency_us": )";
-    write_text(file, R"({"latency_us": 100, "bandwidth_gbytes": 1, "latency_by_size": [{"bytes": 256)" + gap +
-                         R"(100}]}, {"bytes": 1024)" + gap + std::to_string(large_us) + "}]}]}");
-    return predict_with(plan, {"--link", file.string()}, dir);
+    return predict_with_link(plan, name, R"("latency_by_size": )" + by_size({{256, 100}, {1024, large_us}}), dir);
   };
   const nlohmann::json flat = link("flat.json", 100);
   const nlohmann::json dear = link("dear.json", 100100);
@@ -137,6 +151,34 @@ TEST(PredictCommand, AMessageCostsTheFigureOfItsSize) {
   EXPECT_LE(layer_messages, messages - 2);  // the loss and the ring's steps are no layer's
   // Every move 100 ms dearer; the loss and the ring's steps keep the small-message figure.
   EXPECT_NEAR(communication(dear) - communication(flat), layer_messages * 0.1, 1e-6);
+}
+
+// With one-way figures, a move in which no device both sends and receives costs the
+// one-way figure: on LeNet-5's 2-device plan the moves into fc2 (on one device) from the
+// channel-split layer before, forward and backward; fc1's moves (samples to channels) are
+// exchanges.
+TEST(PredictCommand, AOneWayMoveCostsTheOneWayFigure) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2);
+  const auto link = [&](const std::string& name, double one_way_us) {
+    return predict_with_link(plan, name,
+                             R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" +
+                                 by_size({{256, one_way_us}}),
+                             dir);
+  };
+  const nlohmann::json flat = link("flat.json", 100);
+  const nlohmann::json dear = link("dear.json", 100100);
+  EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
+  EXPECT_NEAR(communication(dear) - communication(flat), 2 * 0.1, 1e-6);
+  const auto transfer = [](const nlohmann::json& p, const std::string& layer) {
+    for (const nlohmann::json& l : p.at("layers")) {
+      if (l.at("layer") == layer) return l.at("transfer_s").get<double>();
+    }
+    ADD_FAILURE() << "no layer " << layer;
+    return 0.0;
+  };
+  EXPECT_NEAR(transfer(dear, "fc2") - transfer(flat, "fc2"), 2 * 0.1, 1e-6);
+  EXPECT_NEAR(transfer(dear, "fc1"), transfer(flat, "fc1"), 1e-9);
 }
 
 // Under `layerplan launch`, each rank times its own tiles while the other does; rank 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The calibration benchmarks still run end to end, on tiny cases: bench/gloo_link_bench on
-# 2 and 4 ranks writes the link figures (by compute gap and message size) that `layerplan
-# predict --link` reads;
+# 2 and 4 ranks writes the link figures (by compute gap and message size, exchanges and
+# one-way messages) that `layerplan predict --link` reads;
 # bench/predicted_vs_measured.sh prints a row with numbers per case and its summary;
 # bench/profile_against_prediction.sh prints its table; bad arguments exit 2 with a message.
 # The figures themselves are benchmarks (docs/BENCHMARKS.md), not checked here.
@@ -27,11 +27,13 @@ assert all(p["latency_us"] > 0 for p in j["latency_by_gap"])
 assert j["bandwidth_gbytes"] > 0 and j["latency_us"] > 0 and j["ping_pong_latency_us"] > 0
 sizes = j["latency_by_size"]
 assert [s["bytes"] for s in sizes] == [256, 16384, 262144, 4194304], sizes
-for s in sizes:
+one_way = j["one_way_by_size"]
+assert [s["bytes"] for s in one_way] == [256, 16384, 262144, 4194304], one_way
+for s in sizes + one_way:
     assert [p["gap_ms"] for p in s["latency_by_gap"]] == gaps, s
     assert all(p["latency_us"] >= 0 for p in s["latency_by_gap"]), s
 PY
-  then ok "gloo_link_bench on $n ranks writes latency by gap and message size, and a bandwidth"
+  then ok "gloo_link_bench on $n ranks writes latency by gap and message size, exchanges and one way, and a bandwidth"
   else fail "gloo_link_bench on $n ranks: $(tail -3 "$work/link-$n.txt")"; fi
 done
 "$layerplan" plan --model lenet5 --batch 8 --cluster "$root/bench/cpu_like_4_devices.toml" --gpus 2 \
