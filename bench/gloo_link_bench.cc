@@ -281,17 +281,10 @@ int main(int argc, char** argv) {
     std::vector<std::vector<double>> by_size, one_way_by_size;  // [size][gap: 0, then kGaps]
     for (const size_t floats : sizes) by_size.push_back(message_by_gap(*comm, floats, team, false));
     for (const size_t floats : sizes) one_way_by_size.push_back(message_by_gap(*comm, floats, team, true));
-    std::vector<std::pair<double, double>> by_gap;  // 64 floats: (gap s, exchange s)
-    double after_compute = 0;
-    for (size_t g = 0; g < kGaps.size() + 1; ++g) {
-      by_gap.emplace_back(g == 0 ? 0.0 : kGaps[g - 1].first, by_size[0][g]);
-      if (g > 0) after_compute += by_size[0][g] / static_cast<double>(kGaps.size());
-    }
     // Every figure as the mean over the ranks: with more ranks than cores, the pairs fare
     // differently.
     std::vector<float> figures = {static_cast<float>(idle_latency), static_cast<float>(one_way_bandwidth),
-                                  static_cast<float>(bandwidth), static_cast<float>(all_reduce),
-                                  static_cast<float>(after_compute)};
+                                  static_cast<float>(bandwidth), static_cast<float>(all_reduce)};
     for (const auto& row : by_size) figures.insert(figures.end(), row.begin(), row.end());
     for (const auto& row : one_way_by_size) figures.insert(figures.end(), row.begin(), row.end());
     comm->all_reduce_sum(figures.data(), figures.size());
@@ -300,14 +293,20 @@ int main(int argc, char** argv) {
     one_way_bandwidth = figures[1];
     bandwidth = figures[2];
     all_reduce = figures[3];
-    const double latency = figures[4];
-    size_t next = 5;
+    size_t next = 4;
     for (auto* table : {&by_size, &one_way_by_size}) {
       for (auto& row : *table) {
         for (double& t : row) t = figures[next++];
       }
     }
-    for (size_t g = 0; g < by_gap.size(); ++g) by_gap[g].second = by_size[0][g];
+    // 64 floats: (gap s, exchange s); the mean after computing is the one latency the cost
+    // model's link gets.
+    std::vector<std::pair<double, double>> by_gap;
+    double latency = 0;
+    for (size_t g = 0; g < kGaps.size() + 1; ++g) {
+      by_gap.emplace_back(g == 0 ? 0.0 : kGaps[g - 1].first, by_size[0][g]);
+      if (g > 0) latency += by_size[0][g] / static_cast<double>(kGaps.size());
+    }
     const double exchange = by_gap[0].second;
     if (comm->rank() == 0) {
       std::printf("64 floats: ping-pong one-way %.1f us; back to back: all-reduce %.1f us, exchange %.1f us\n",
@@ -316,18 +315,16 @@ int main(int argc, char** argv) {
     if (comm->rank() == 0) {
       std::printf("exchange of 64 floats after computing for");
       for (const auto& [gap, t] : by_gap) std::printf(" %g ms: %.1f us;", 1e3 * gap, 1e6 * t);
-      std::printf("\nexchange (us) by message size after computing for\n%12s", "bytes");
-      for (const auto& [gap, t] : by_gap) std::printf(" %8g ms", 1e3 * gap);
-      for (size_t k = 0; k < sizes.size(); ++k) {
-        std::printf("\n%12zu", 4 * sizes[k]);
-        for (const double t : by_size[k]) std::printf(" %11.1f", 1e6 * t);
-      }
-      std::printf("\none way (us, the receiver's wait) by message size after computing for\n%12s", "bytes");
-      for (const auto& [gap, t] : by_gap) std::printf(" %8g ms", 1e3 * gap);
-      for (size_t k = 0; k < sizes.size(); ++k) {
-        std::printf("\n%12zu", 4 * sizes[k]);
-        for (const double t : one_way_by_size[k]) std::printf(" %11.1f", 1e6 * t);
-      }
+      const auto print_table = [&](const char* title, const std::vector<std::vector<double>>& table) {
+        std::printf("\n%s (us) by message size after computing for\n%12s", title, "bytes");
+        for (const auto& [gap, t] : by_gap) std::printf(" %8g ms", 1e3 * gap);
+        for (size_t k = 0; k < sizes.size(); ++k) {
+          std::printf("\n%12zu", 4 * sizes[k]);
+          for (const double t : table[k]) std::printf(" %11.1f", 1e6 * t);
+        }
+      };
+      print_table("exchange", by_size);
+      print_table("one way, the receiver's wait", one_way_by_size);
       std::printf("\nbandwidth: %.3f GB/s one way at a time, %.3f GB/s each way when both ranks send at once\n",
                   one_way_bandwidth, bandwidth);
       std::printf("link: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);

@@ -43,8 +43,8 @@ struct LinkFigures {
 };
 
 // Reads the JSON that bench/gloo_link_bench writes (bandwidth_gbytes, latency_us and
-// optionally latency_by_gap, latency_by_size and one_way_by_size). Throws UsageError naming the file and
-// what is wrong.
+// optionally latency_by_gap, latency_by_size and one_way_by_size). Throws UsageError naming
+// the file and what is wrong.
 LinkFigures read_link_figures(const std::string& path);
 
 }  // namespace layerplan

@@ -20,6 +20,24 @@
 
 namespace layerplan {
 
+namespace {
+
+// Whether an edge's moves go one way: no device both sends and receives in them, as into or
+// out of a layer on fewer devices (the link prices such a message apart from an exchange).
+bool goes_one_way(const std::vector<PairVolume>& volumes, int devices) {
+  std::vector<bool> sends(static_cast<size_t>(devices), false), receives = sends;
+  for (const PairVolume& v : volumes) {
+    sends[static_cast<size_t>(v.src)] = true;
+    receives[static_cast<size_t>(v.dst)] = true;
+  }
+  for (size_t d = 0; d < sends.size(); ++d) {
+    if (sends[d] && receives[d]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
   CLI::App* sub = app.add_subcommand(
       "predict", "Predict a plan's step time on this CPU: its tiles' compute measured here, communication priced");
@@ -117,8 +135,7 @@ int run_predict_command(const PredictCommandArgs& args) {
     return t;
   };
   // Each input edge's bytes, both ways (a message each way where they are not 0), whether
-  // its moves go one way (no device both sends and receives in them, as into or out of a
-  // layer on fewer devices), and each layer's batch-norm statistics, both ways (0: none
+  // its moves go one way, and each layer's batch-norm statistics, both ways (0: none
   // reduced).
   std::vector<std::vector<TransferCost>> edges(n);
   std::vector<std::vector<bool>> one_way(n);
@@ -128,14 +145,8 @@ int run_predict_command(const PredictCommandArgs& args) {
     for (size_t slot = 0; slot < layer.inputs.size(); ++slot) {
       const Configuration& producer = loaded.plan[static_cast<size_t>(layer.inputs[slot])];
       edges[id].push_back(cost.transfer(layer, static_cast<int>(slot), producer, loaded.plan[id]));
-      std::vector<bool> sends(static_cast<size_t>(file.devices), false), receives = sends;
-      for (const PairVolume& v : transfer_volumes(graph, layer, static_cast<int>(slot), producer, loaded.plan[id])) {
-        sends[static_cast<size_t>(v.src)] = true;
-        receives[static_cast<size_t>(v.dst)] = true;
-      }
-      bool both = false;
-      for (size_t d = 0; d < sends.size(); ++d) both = both || (sends[d] && receives[d]);
-      one_way[id].push_back(!both);
+      one_way[id].push_back(
+          goes_one_way(transfer_volumes(graph, layer, static_cast<int>(slot), producer, loaded.plan[id]), file.devices));
     }
     statistics_s[id] = cost.batch_norm_statistics_time(layer, loaded.plan[id]);
   }
