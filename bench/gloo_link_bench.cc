@@ -24,6 +24,13 @@
 //    from when both ranks were ready, beyond the bytes at the one-way bandwidth), by which
 //    `layerplan predict --link` prices moves in which no rank both sends and receives (into
 //    or out of a layer on fewer devices).
+//  - With more than two ranks, the same for an exchange with every other rank at once
+//    (all_peers_by_size, by the size of each message: a move between layers split
+//    differently over all ranks) and for one rank receiving from every other at once
+//    (fan_in_by_size, its wait from when all were ready: a gather into a layer on fewer
+//    ranks); `layerplan predict --link` prices a move with several peers between the pair's
+//    figure and these, by its busiest rank's peer count. On the VM with 4 ranks, an exchange
+//    with all 3 peers cost about twice a pair's.
 //  - The computing is a fixed amount of arithmetic per gap, the same on every rank (at the
 //    ranks' mean pace), so that a rank slowed down finishes later, as with a kernel. It is
 //    one thread's (`--compute one`, the figures in docs/BENCHMARKS.md) or
@@ -44,6 +51,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,56 +143,108 @@ double exchange_seconds(layerplan::Communicator& comm, const std::vector<float>&
 // The compute gaps measured, with their rounds for 64-float messages (fewer for larger ones).
 const std::vector<std::pair<double, int>> kGaps = {{1e-4, 200}, {5e-4, 200}, {2e-3, 100}, {1e-2, 60}};
 
-// One one-way message of the pair: the sender stamps `out` with the time it sends and goes
-// on; the receiver posts its receive and waits for `in`. Returns, for the receiver, the
-// seconds from when both were ready (its receive posted and the message sent: the ranks
-// share one monotonic clock) to the message's arrival, so that a sender running late is not
-// counted (in training that is compute imbalance, priced apart); 0 for the sender.
-double one_way_seconds_of(layerplan::Communicator& comm, std::vector<float>& out, std::vector<float>& in,
-                          bool sender) {
-  if (sender) {
-    const double sent = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-    std::memcpy(out.data(), &sent, sizeof sent);
-    comm.isend(out.data(), out.size(), peer_of(comm), 6)->wait();
-    return 0;
+// How the ranks send one message of a measurement: in pairs (0 with 1, 2 with 3, ...) both
+// ways or one way, or with every other rank at once both ways (a move between layers split
+// differently over all ranks) or into one rank from all the others (a gather into a layer
+// on fewer devices).
+enum class Pattern { kPairExchange, kPairOneWay, kAllExchange, kFanIn };
+
+// Seconds since the shared monotonic clock's epoch (the ranks run on one machine).
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+// Seconds of one exchange with every other rank: a receive from each posted, then a send to
+// each, all waited for.
+double all_exchange_seconds(layerplan::Communicator& comm, const std::vector<float>& out,
+                            std::vector<std::vector<float>>& in) {
+  const auto t0 = Clock::now();
+  std::vector<std::unique_ptr<layerplan::Request>> requests;
+  for (int p = 0; p < comm.size(); ++p) {
+    if (p != comm.rank()) requests.push_back(comm.irecv(in[static_cast<size_t>(p)].data(), out.size(), p, 7));
   }
-  const auto posted = Clock::now();
-  comm.irecv(in.data(), in.size(), peer_of(comm), 6)->wait();
-  const auto arrived = Clock::now();
-  double sent = 0;
-  std::memcpy(&sent, in.data(), sizeof sent);
-  const double ready = std::max(std::chrono::duration<double>(posted.time_since_epoch()).count(), sent);
-  return std::max(0.0, std::chrono::duration<double>(arrived.time_since_epoch()).count() - ready);
+  for (int p = 0; p < comm.size(); ++p) {
+    if (p != comm.rank()) requests.push_back(comm.isend(out.data(), out.size(), p, 7));
+  }
+  for (auto& r : requests) r->wait();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Mean seconds of a message of `floats` floats back to back, then after each rank has
-// computed for each of kGaps, as the executor's messages follow its kernels: an exchange
-// (both ranks send and receive) or, with `one_way`, a message one rank sends to the other
-// (the sender alternating; see one_way_seconds_of). With the team, a message also costs
-// waking the team's sleeping workers for the compute after it: a round (compute, then
-// message) is timed whole, less what the same compute takes back to back, the workers
-// still warm.
-std::vector<double> message_by_gap(layerplan::Communicator& comm, size_t floats, bool team, bool one_way) {
-  std::vector<float> out(floats, 1.0f), in(floats);
+// One one-way message into `receiver` from `senders`: each sender stamps `out` with the time
+// it sends and goes on; the receiver posts its receives and waits for all. Returns, for the
+// receiver, the seconds from when all were ready (its receives posted and every message
+// sent: the ranks share one monotonic clock) to the last arrival, so that a sender running
+// late is not counted (in training that is compute imbalance, priced apart); 0 for a sender.
+double one_way_seconds_of(layerplan::Communicator& comm, std::vector<float>& out, std::vector<std::vector<float>>& in,
+                          int receiver, const std::vector<int>& senders) {
+  if (comm.rank() != receiver) {
+    const double sent = now_s();
+    std::memcpy(out.data(), &sent, sizeof sent);
+    comm.isend(out.data(), out.size(), receiver, 6)->wait();
+    return 0;
+  }
+  const double posted = now_s();
+  std::vector<std::unique_ptr<layerplan::Request>> requests;
+  for (int p : senders) requests.push_back(comm.irecv(in[static_cast<size_t>(p)].data(), out.size(), p, 6));
+  for (auto& r : requests) r->wait();
+  const double arrived = now_s();
+  double ready = posted;
+  for (int p : senders) {
+    double sent = 0;
+    std::memcpy(&sent, in[static_cast<size_t>(p)].data(), sizeof sent);
+    ready = std::max(ready, sent);
+  }
+  return std::max(0.0, arrived - ready);
+}
+
+// Round `i` of a pattern: the message's seconds, and whether this rank timed it (one way:
+// received it). One way, the receiver alternates within the pair or, into one rank, goes
+// round the ranks.
+std::pair<double, bool> message_round(layerplan::Communicator& comm, Pattern pattern, int i, std::vector<float>& out,
+                                      std::vector<std::vector<float>>& in) {
+  const int rank = comm.rank();
+  switch (pattern) {
+    case Pattern::kPairExchange:
+      return {exchange_seconds(comm, out, in[0], 4), true};
+    case Pattern::kAllExchange:
+      return {all_exchange_seconds(comm, out, in), true};
+    case Pattern::kPairOneWay: {
+      const int receiver = i % 2 == rank % 2 ? peer_of(comm) : rank;
+      return {one_way_seconds_of(comm, out, in, receiver, {receiver ^ 1}), rank == receiver};
+    }
+    case Pattern::kFanIn: {
+      const int receiver = i % comm.size();
+      std::vector<int> senders;
+      for (int p = 0; p < comm.size(); ++p) {
+        if (p != receiver) senders.push_back(p);
+      }
+      return {one_way_seconds_of(comm, out, in, receiver, senders), rank == receiver};
+    }
+  }
+  return {0, false};
+}
+
+// Mean seconds of a message of `floats` floats in `pattern` back to back, then after each
+// rank has computed for each of kGaps, as the executor's messages follow its kernels. With
+// the team, a message also costs waking the team's sleeping workers for the compute after
+// it: a round (compute, then message) is timed whole, less what the same compute takes
+// back to back, the workers still warm.
+std::vector<double> message_by_gap(layerplan::Communicator& comm, size_t floats, bool team, Pattern pattern) {
+  const bool one_way = pattern == Pattern::kPairOneWay || pattern == Pattern::kFanIn;
+  std::vector<float> out(floats, 1.0f);
+  std::vector<std::vector<float>> in(static_cast<size_t>(comm.size()), std::vector<float>(floats));
   const int divide = floats <= 4096 ? 1 : floats <= 65536 ? 2 : 4;  // large messages take longer
-  // One round: the message's seconds, and whether this rank timed it (one way: received it).
-  const auto round = [&](int i) -> std::pair<double, bool> {
-    if (!one_way) return {exchange_seconds(comm, out, in, 4), true};
-    const bool sender = i % 2 == comm.rank() % 2;
-    return {one_way_seconds_of(comm, out, in, sender), !sender};
-  };
   std::vector<double> seconds;
   comm.barrier();
   const int back_to_back = 500 / divide;
   double total = 0, timed = 0;
   for (int i = 0; i < back_to_back; ++i) {
-    const auto [t, counted] = round(i);
+    const auto [t, counted] = message_round(comm, pattern, i, out, in);
     total += counted ? t : 0;
     timed += counted ? 1 : 0;
   }
-  seconds.push_back(total / timed);
+  seconds.push_back(total / std::max(timed, 1.0));
   for (const auto& [gap, all_rounds] : kGaps) {
-    const int rounds = all_rounds / divide;
+    // Into one rank, a whole number of turns round the ranks, each rank receiving.
+    const int rounds = (all_rounds / divide + comm.size() - 1) / comm.size() * comm.size();
     double warm = 0;
     if (team) {
       const auto w0 = Clock::now();
@@ -200,7 +260,7 @@ std::vector<double> message_by_gap(layerplan::Communicator& comm, size_t floats,
       const auto r0 = Clock::now();
       if (compute_for(gap, team) < 0) std::printf(" ");  // never: x stays positive
       const auto computed = Clock::now();
-      const auto [t, counted] = round(i);
+      const auto [t, counted] = message_round(comm, pattern, i, out, in);
       if (!counted) continue;
       // With the team: an exchange's whole round less the warm compute; a one-way message's
       // wait plus its compute's time over the warm compute.
@@ -208,7 +268,7 @@ std::vector<double> message_by_gap(layerplan::Communicator& comm, size_t floats,
       total += !team ? t : one_way ? t + over_warm : std::chrono::duration<double>(Clock::now() - r0).count() - warm;
       timed += 1;
     }
-    seconds.push_back(std::max(0.0, total / timed));
+    seconds.push_back(std::max(0.0, total / std::max(timed, 1.0)));
   }
   return seconds;
 }
@@ -278,15 +338,23 @@ int main(int argc, char** argv) {
     // exchange or a small box move; the larger sizes, box moves and ring chunks. With
     // --compute team, the round less the warm compute (see message_by_gap).
     const std::vector<size_t> sizes = {64, 4096, 65536, size_t{1} << 20};
-    std::vector<std::vector<double>> by_size, one_way_by_size;  // [size][gap: 0, then kGaps]
-    for (const size_t floats : sizes) by_size.push_back(message_by_gap(*comm, floats, team, false));
-    for (const size_t floats : sizes) one_way_by_size.push_back(message_by_gap(*comm, floats, team, true));
+    // [pattern][size][gap: 0, then kGaps]. With two ranks, all the others are the pair's
+    // other rank: those patterns are the pair's and are not measured again.
+    const bool many = comm->size() > 2;
+    const std::vector<Pattern> patterns =
+        many ? std::vector<Pattern>{Pattern::kPairExchange, Pattern::kPairOneWay, Pattern::kAllExchange, Pattern::kFanIn}
+             : std::vector<Pattern>{Pattern::kPairExchange, Pattern::kPairOneWay};
+    std::vector<std::vector<std::vector<double>>> tables(patterns.size());
+    for (size_t p = 0; p < patterns.size(); ++p) {
+      for (const size_t floats : sizes) tables[p].push_back(message_by_gap(*comm, floats, team, patterns[p]));
+    }
     // Every figure as the mean over the ranks: with more ranks than cores, the pairs fare
     // differently.
     std::vector<float> figures = {static_cast<float>(idle_latency), static_cast<float>(one_way_bandwidth),
                                   static_cast<float>(bandwidth), static_cast<float>(all_reduce)};
-    for (const auto& row : by_size) figures.insert(figures.end(), row.begin(), row.end());
-    for (const auto& row : one_way_by_size) figures.insert(figures.end(), row.begin(), row.end());
+    for (const auto& table : tables) {
+      for (const auto& row : table) figures.insert(figures.end(), row.begin(), row.end());
+    }
     comm->all_reduce_sum(figures.data(), figures.size());
     for (float& f : figures) f /= static_cast<float>(comm->size());
     idle_latency = figures[0];
@@ -294,11 +362,12 @@ int main(int argc, char** argv) {
     bandwidth = figures[2];
     all_reduce = figures[3];
     size_t next = 4;
-    for (auto* table : {&by_size, &one_way_by_size}) {
-      for (auto& row : *table) {
+    for (auto& table : tables) {
+      for (auto& row : table) {
         for (double& t : row) t = figures[next++];
       }
     }
+    const auto& by_size = tables[0];
     // 64 floats: (gap s, exchange s); the mean after computing is the one latency the cost
     // model's link gets.
     std::vector<std::pair<double, double>> by_gap;
@@ -324,7 +393,11 @@ int main(int argc, char** argv) {
         }
       };
       print_table("exchange", by_size);
-      print_table("one way, the receiver's wait", one_way_by_size);
+      print_table("one way, the receiver's wait", tables[1]);
+      if (many) {
+        print_table("exchange with every other rank at once", tables[2]);
+        print_table("into one rank from every other, its wait", tables[3]);
+      }
       std::printf("\nbandwidth: %.3f GB/s one way at a time, %.3f GB/s each way when both ranks send at once\n",
                   one_way_bandwidth, bandwidth);
       std::printf("link: latency %.1f us, bandwidth %.3f GB/s\n", 1e6 * latency, bandwidth);
@@ -339,22 +412,31 @@ int main(int argc, char** argv) {
         }
         // By size: what an exchange takes beyond its bytes at the bandwidth both ways, and
         // a one-way message beyond its bytes at the one-way bandwidth.
-        const auto sized = [&](const char* key, const std::vector<std::vector<double>>& table, double gbytes) {
+        // `peers`: the messages of that size a rank sends (or, into one rank, receives) at once.
+        const auto sized = [&](const char* key, const std::vector<std::vector<double>>& table, double gbytes,
+                               int peers) {
           out << "], \"" << key << "\": [";
           for (size_t k = 0; k < sizes.size(); ++k) {
             const double bytes = 4.0 * static_cast<double>(sizes[k]);
             out << (k ? ", " : "") << "{\"bytes\": " << 4 * sizes[k] << ", \"latency_by_gap\": [";
             for (size_t g = 0; g < by_gap.size(); ++g) {
-              const double beyond = std::max(0.0, table[k][g] - bytes / (1e9 * gbytes));
+              const double beyond = std::max(0.0, table[k][g] - peers * bytes / (1e9 * gbytes));
               out << (g ? ", " : "") << "{\"gap_ms\": " << 1e3 * by_gap[g].first << ", \"latency_us\": " << 1e6 * beyond
                   << "}";
             }
             out << "]}";
           }
         };
-        sized("latency_by_size", by_size, bandwidth);
-        sized("one_way_by_size", one_way_by_size, one_way_bandwidth);
-        out << "]}\n";
+        sized("latency_by_size", by_size, bandwidth, 1);
+        sized("one_way_by_size", tables[1], one_way_bandwidth, 1);
+        if (many) {
+          sized("all_peers_by_size", tables[2], bandwidth, comm->size() - 1);
+          sized("fan_in_by_size", tables[3], one_way_bandwidth, comm->size() - 1);
+          out << "], \"all_peers\": " << comm->size() - 1;
+        } else {
+          out << "]";
+        }
+        out << "}\n";
       }
     }
     comm->barrier();

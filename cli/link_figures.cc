@@ -45,6 +45,29 @@ double LinkFigures::one_way_s(double gap_s, double bytes) const {
   return one_way_by_size.empty() ? message_s(gap_s, bytes) : by_size_s(one_way_by_size, gap_s, bytes);
 }
 
+namespace {
+
+// `one` for one peer; for more, linear in the peer count towards `all` at `all_peers`
+// (clamped there), both for messages of bytes / peers.
+double by_peers_s(const LinkFigures& link, const std::vector<SizedLatency>& all, double gap_s, double bytes, int peers,
+                  double (LinkFigures::*one)(double, double) const) {
+  if (peers <= 1 || all.empty() || link.all_peers <= 1) return (link.*one)(gap_s, bytes);
+  const double each = bytes / peers;
+  const double single = (link.*one)(gap_s, each);
+  const double share = std::min(1.0, static_cast<double>(peers - 1) / (link.all_peers - 1));
+  return single + share * (by_size_s(all, gap_s, each) - single);
+}
+
+}  // namespace
+
+double LinkFigures::exchange_s(double gap_s, double bytes, int peers) const {
+  return by_peers_s(*this, all_peers_by_size, gap_s, bytes, peers, &LinkFigures::message_s);
+}
+
+double LinkFigures::gather_s(double gap_s, double bytes, int peers) const {
+  return by_peers_s(*this, fan_in_by_size, gap_s, bytes, peers, &LinkFigures::one_way_s);
+}
+
 LinkFigures read_link_figures(const std::string& path) {
   std::ifstream in(path);
   require(in.is_open(), "--link '" + path + "': cannot be read");
@@ -103,6 +126,16 @@ LinkFigures read_link_figures(const std::string& path) {
   };
   if (j.contains("latency_by_size")) link.latency_by_size = by_size("latency_by_size");
   if (j.contains("one_way_by_size")) link.one_way_by_size = by_size("one_way_by_size");
+  if (j.contains("all_peers_by_size") || j.contains("fan_in_by_size")) {
+    require(j.contains("all_peers_by_size") && j.contains("fan_in_by_size") && j.contains("all_peers"),
+            "--link '" + path + "': all_peers_by_size, fan_in_by_size and all_peers come together");
+    const double peers = number(j, "all_peers", "");
+    require(peers >= 2 && peers == std::floor(peers) && peers <= 1 << 20,
+            "--link '" + path + "': all_peers " + std::to_string(peers) + ": expected a whole count of 2 or more");
+    link.all_peers = static_cast<int>(peers);
+    link.all_peers_by_size = by_size("all_peers_by_size");
+    link.fan_in_by_size = by_size("fan_in_by_size");
+  }
   return link;
 }
 

@@ -31,6 +31,11 @@ struct LinkFigures {
   // a move into or out of a layer on fewer devices goes; empty: an exchange's figure. On
   // the 2-core VM a one-way message cost a quarter of an exchange after computing.
   std::vector<SizedLatency> one_way_by_size;
+  // Measured with more than two ranks: the same for an exchange with `all_peers` ranks at
+  // once (by the size of each message) and for one rank receiving from `all_peers` at once
+  // (its wait); empty: a message with several peers costs as one with one peer.
+  int all_peers = 1;
+  std::vector<SizedLatency> all_peers_by_size, fan_in_by_size;
 
   // The time of a small message that follows `gap_s` seconds of computing: linear between
   // the measured gaps, the nearest measured figure outside them.
@@ -40,6 +45,13 @@ struct LinkFigures {
   double message_s(double gap_s, double bytes) const;
   // The same for a one-way message.
   double one_way_s(double gap_s, double bytes) const;
+  // An exchange in which a rank sends `bytes` in all to `peers` ranks and receives from
+  // them: for more than one peer, linear in the peer count between one peer and
+  // all_peers, each message of bytes / peers.
+  double exchange_s(double gap_s, double bytes, int peers) const;
+  // A one-way move into a rank from `peers` ranks at once, `bytes` in all: the same
+  // between one-way and fan-in figures.
+  double gather_s(double gap_s, double bytes, int peers) const;
 };
 
 // Reads the JSON that bench/gloo_link_bench writes (bandwidth_gbytes, latency_us and

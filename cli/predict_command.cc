@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/link_figures.h"
 #include "cli/plan_file.h"
@@ -22,18 +23,36 @@ namespace layerplan {
 
 namespace {
 
-// Whether an edge's moves go one way: no device both sends and receives in them, as into or
-// out of a layer on fewer devices (the link prices such a message apart from an exchange).
-bool goes_one_way(const std::vector<PairVolume>& volumes, int devices) {
-  std::vector<bool> sends(static_cast<size_t>(devices), false), receives = sends;
+// How an edge's moves go: one way (no device both sends and receives in them, as into or
+// out of a layer on fewer devices), and with how many peers at most: the devices a device
+// receives from when one way, else those it sends to or receives from. The link prices
+// each shape apart.
+struct MoveShape {
+  bool one_way = true;
+  int peers = 0;
+  std::set<int> devices;  // those that send or receive in them
+};
+
+// Forward, or backward (the gradients go from each pair's dst back to its src: a gather
+// forward scatters backward).
+MoveShape move_shape(const std::vector<PairVolume>& volumes, int devices, bool backward) {
+  std::vector<std::set<int>> senders(static_cast<size_t>(devices)), receivers = senders;
   for (const PairVolume& v : volumes) {
-    sends[static_cast<size_t>(v.src)] = true;
-    receives[static_cast<size_t>(v.dst)] = true;
+    const int from = backward ? v.dst : v.src, to = backward ? v.src : v.dst;
+    senders[static_cast<size_t>(to)].insert(from);
+    receivers[static_cast<size_t>(from)].insert(to);
   }
-  for (size_t d = 0; d < sends.size(); ++d) {
-    if (sends[d] && receives[d]) return false;
+  MoveShape shape;
+  for (const PairVolume& v : volumes) shape.devices.insert({v.src, v.dst});
+  for (size_t d = 0; d < senders.size(); ++d) {
+    if (!senders[d].empty() && !receivers[d].empty()) shape.one_way = false;
   }
-  return true;
+  for (size_t d = 0; d < senders.size(); ++d) {
+    std::set<int> peers = senders[d];
+    if (!shape.one_way) peers.insert(receivers[d].begin(), receivers[d].end());
+    shape.peers = std::max(shape.peers, static_cast<int>(peers.size()));
+  }
+  return shape;
 }
 
 }  // namespace
@@ -127,31 +146,36 @@ int run_predict_command(const PredictCommandArgs& args) {
   // layer `id` (n: none). The cost model prices the bytes themselves, without latency here,
   // so the bytes of a price are its seconds times the bandwidth.
   const double bytes_per_s = 1e9 * link.gbytes;
-  const auto message = [&](size_t id, double bytes, bool one_direction = false) {
-    const double t = one_direction ? link.one_way_s(gap, bytes) : link.message_s(gap, bytes);
+  const auto message = [&](size_t id, double bytes, const MoveShape& shape = {false, 1, {}}) {
+    const double t = shape.one_way ? link.gather_s(gap, bytes, shape.peers) : link.exchange_s(gap, bytes, shape.peers);
     gap = 0;
     messages += 1;
     if (id < n) layer_messages[id] += 1;
     return t;
   };
-  // Each input edge's bytes, both ways (a message each way where they are not 0), whether
-  // its moves go one way, and each layer's batch-norm statistics, both ways (0: none
+  // Each input edge's bytes, both ways (a message each way where they are not 0), its moves'
+  // shape, and each layer's batch-norm statistics, both ways (0: none
   // reduced).
   std::vector<std::vector<TransferCost>> edges(n);
-  std::vector<std::vector<bool>> one_way(n);
+  std::vector<std::vector<MoveShape>> forward_shapes(n), backward_shapes(n);
   std::vector<double> statistics_s(n);
   for (size_t id = 0; id < n; ++id) {
     const Layer& layer = graph.layer(static_cast<int>(id));
     for (size_t slot = 0; slot < layer.inputs.size(); ++slot) {
       const Configuration& producer = loaded.plan[static_cast<size_t>(layer.inputs[slot])];
       edges[id].push_back(cost.transfer(layer, static_cast<int>(slot), producer, loaded.plan[id]));
-      one_way[id].push_back(
-          goes_one_way(transfer_volumes(graph, layer, static_cast<int>(slot), producer, loaded.plan[id]), file.devices));
+      const std::vector<PairVolume> volumes =
+          transfer_volumes(graph, layer, static_cast<int>(slot), producer, loaded.plan[id]);
+      forward_shapes[id].push_back(move_shape(volumes, file.devices, false));
+      backward_shapes[id].push_back(move_shape(volumes, file.devices, true));
     }
     statistics_s[id] = cost.batch_norm_statistics_time(layer, loaded.plan[id]);
   }
+  // Whether each device has computed since its last message (see the loss below).
+  std::vector<bool> computed(static_cast<size_t>(file.devices), false);
   // Layer `id` computing for one pass (forward or backward), its statistics reduced halfway.
   const auto compute_pass = [&](size_t id, double seconds) {
+    for (int d : loaded.plan[id].devices) computed[static_cast<size_t>(d)] = computed[static_cast<size_t>(d)] || seconds > 0;
     if (statistics_s[id] > 0) {
       gap += seconds / 2;
       sync_s[id] += statistics_s[id] / 2 + message(id, statistics_s[id] / 2 * bytes_per_s);
@@ -161,11 +185,14 @@ int run_predict_command(const PredictCommandArgs& args) {
     }
   };
   // One pass of layer `id`'s input edges: half of their bytes, and their messages.
-  const auto edge_pass = [&](size_t id) {
+  const auto edge_pass = [&](size_t id, bool backward) {
+    const std::vector<MoveShape>& shapes = backward ? backward_shapes[id] : forward_shapes[id];
     for (size_t slot = 0; slot < edges[id].size(); ++slot) {
       const TransferCost& c = edges[id][slot];
       transfer_s[id] += c.time_s / 2;
-      if (c.bytes > 0) transfer_s[id] += message(id, c.time_s / 2 * bytes_per_s, one_way[id][slot]);
+      if (c.bytes == 0) continue;
+      transfer_s[id] += message(id, c.time_s / 2 * bytes_per_s, shapes[slot]);
+      for (int d : shapes[slot].devices) computed[static_cast<size_t>(d)] = false;
     }
   };
   double weight_sync = 0, loss_sync = 0;
@@ -201,17 +228,31 @@ int run_predict_command(const PredictCommandArgs& args) {
     gap = 0;
   };
   for (size_t id = 0; id < n; ++id) {  // forward: inputs, then computing
-    edge_pass(id);
+    edge_pass(id, false);
     compute_pass(id, forward_s[id]);
   }
   const std::vector<int> used = devices_used(loaded.plan);  // the executor reduces the loss among them
   if (used.size() > 1) {
     loss_sync = cost.loss_reduction_time(used);
-    loss_sync += message(n, loss_sync * bytes_per_s);
+    // Between two devices, one of which has waited with nothing to compute since its last
+    // message, the other finds that one's part there when it arrives: a one-way message
+    // back to back, not an exchange after computing (on the 2-core VM, LeNet-5's 2-rank
+    // loss took 0.1-0.3 ms against 0.9 priced as an exchange; docs/BENCHMARKS.md). With
+    // more devices, Gloo's all-reduce takes several rounds among them and keeps the
+    // exchange's figure.
+    const bool one_waited = used.size() == 2 && computed[static_cast<size_t>(used[0])] !=
+                                                    computed[static_cast<size_t>(used[1])];
+    if (one_waited) {
+      loss_sync += link.one_way_s(0, loss_sync * bytes_per_s);
+      gap = 0;
+      messages += 1;
+    } else {
+      loss_sync += message(n, loss_sync * bytes_per_s);
+    }
   }
   for (size_t id = n; id-- > 0;) {  // backward: computing, then input gradients, then buckets due
     compute_pass(id, compute_s[id] - forward_s[id]);
-    edge_pass(id);
+    edge_pass(id, true);
     reduce_buckets(static_cast<int>(id));
   }
   reduce_buckets(-1);

@@ -105,5 +105,55 @@ TEST(LinkFigures, AOneWayMessageCostsItsOwnFigureOrElseAnExchanges) {
   EXPECT_NEAR(link.message_s(0.5e-3, 256), 600e-6, 1e-12);  // exchanges keep theirs
 }
 
+// Measured with 4 ranks (3 peers each): 256-byte messages cost 100 us between two ranks and
+// 400 us with all 3 peers at once; one way, 20 us from one rank and 80 us from all three.
+constexpr const char* kByPeers =
+    R"({"latency_us": 100, "bandwidth_gbytes": 1, "all_peers": 3,)"
+    R"( "latency_by_size": [{"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 100}]}],)"
+    R"( "one_way_by_size": [{"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 20}]}],)"
+    R"( "all_peers_by_size": [{"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 400}]}],)"
+    R"( "fan_in_by_size": [{"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 80}]}]})";
+
+TEST(LinkFigures, AMoveWithSeveralPeersCostsBetweenTheOneAndAllPeersFigures) {
+  ScratchDir dir;
+  const LinkFigures link = read(dir, kByPeers);
+  EXPECT_EQ(link.all_peers, 3);
+  EXPECT_NEAR(link.exchange_s(0, 256, 1), 100e-6, 1e-12);
+  EXPECT_NEAR(link.exchange_s(0, 512, 2), 250e-6, 1e-12);  // halfway from 1 to 3 peers
+  EXPECT_NEAR(link.exchange_s(0, 768, 3), 400e-6, 1e-12);
+  EXPECT_NEAR(link.exchange_s(0, 768, 7), 400e-6, 1e-12);  // no more than measured
+  EXPECT_NEAR(link.gather_s(0, 256, 1), 20e-6, 1e-12);
+  EXPECT_NEAR(link.gather_s(0, 512, 2), 50e-6, 1e-12);
+  EXPECT_NEAR(link.gather_s(0, 768, 3), 80e-6, 1e-12);
+  // Measured with two ranks (no such lists), every peer count costs the pair's figure.
+  const LinkFigures pair = read(dir, kBySize);
+  EXPECT_NEAR(pair.exchange_s(0, 256, 3), pair.message_s(0, 256), 1e-15);
+  EXPECT_NEAR(pair.gather_s(0, 256, 3), pair.one_way_s(0, 256), 1e-15);
+}
+
+TEST(LinkFigures, BadPeerListsAreNamed) {
+  ScratchDir dir;
+  const std::string list = R"([{"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 1}]}])";
+  const std::string head = R"({"latency_us": 5, "bandwidth_gbytes": 1, )";
+  const struct {
+    std::string members, message;
+  } cases[] = {
+      {R"("all_peers": 3, "all_peers_by_size": )" + list, "come together"},
+      {R"("all_peers_by_size": )" + list + R"(, "fan_in_by_size": )" + list, "come together"},
+      {R"("all_peers": 1, "all_peers_by_size": )" + list + R"(, "fan_in_by_size": )" + list, "all_peers 1"},
+      {R"("all_peers": 2.5, "all_peers_by_size": )" + list + R"(, "fan_in_by_size": )" + list, "whole count"},
+      {R"("all_peers": 3, "all_peers_by_size": [], "fan_in_by_size": )" + list, "all_peers_by_size: expected a list"},
+  };
+  for (const auto& c : cases) {
+    try {
+      read(dir, head + c.members + "}");
+      ADD_FAILURE() << "accepted " << c.members;
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(c.message)) << c.members;
+      EXPECT_THAT(e.what(), HasSubstr("link.json")) << c.members;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace layerplan

@@ -153,10 +153,20 @@ TEST(PredictCommand, AMessageCostsTheFigureOfItsSize) {
   EXPECT_NEAR(communication(dear) - communication(flat), layer_messages * 0.1, 1e-6);
 }
 
+// The transfer priced for `layer` in prediction `p`.
+double layer_transfer(const nlohmann::json& p, const std::string& layer) {
+  for (const nlohmann::json& l : p.at("layers")) {
+    if (l.at("layer") == layer) return l.at("transfer_s").get<double>();
+  }
+  ADD_FAILURE() << "no layer " << layer;
+  return 0.0;
+}
+
 // With one-way figures, a move in which no device both sends and receives costs the
 // one-way figure: on LeNet-5's 2-device plan the moves into fc2 (on one device) from the
 // channel-split layer before, forward and backward; fc1's moves (samples to channels) are
-// exchanges.
+// exchanges. So does the loss's reduction there: the device without fc2 waits for it with
+// nothing to compute, and its part is there when the other arrives.
 TEST(PredictCommand, AOneWayMoveCostsTheOneWayFigure) {
   ScratchDir dir;
   const fs::path plan = lenet_plan(dir, 2);
@@ -169,16 +179,51 @@ TEST(PredictCommand, AOneWayMoveCostsTheOneWayFigure) {
   const nlohmann::json flat = link("flat.json", 100);
   const nlohmann::json dear = link("dear.json", 100100);
   EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
-  EXPECT_NEAR(communication(dear) - communication(flat), 2 * 0.1, 1e-6);
-  const auto transfer = [](const nlohmann::json& p, const std::string& layer) {
-    for (const nlohmann::json& l : p.at("layers")) {
-      if (l.at("layer") == layer) return l.at("transfer_s").get<double>();
-    }
-    ADD_FAILURE() << "no layer " << layer;
-    return 0.0;
+  EXPECT_NEAR(communication(dear) - communication(flat), 3 * 0.1, 1e-6);
+  EXPECT_NEAR(layer_transfer(dear, "fc2") - layer_transfer(flat, "fc2"), 2 * 0.1, 1e-6);
+  EXPECT_NEAR(dear.at("loss_sync_s").get<double>() - flat.at("loss_sync_s").get<double>(), 0.1, 1e-6);
+  // Under data parallelism both devices compute up to the loss: an exchange, no one-way message.
+  nlohmann::json data = nlohmann::json::parse(read_text(plan));
+  for (nlohmann::json& layer : data.at("layers")) {
+    layer["degrees"] = {{"n", 2}, {"c", 1}, {"h", 1}, {"w", 1}};
+    layer["devices"] = {0, 1};
+  }
+  const fs::path data_plan = dir.path() / "lenet-data-2.json";
+  write_text(data_plan, data.dump());
+  const auto data_link = [&](const std::string& name, double one_way_us) {
+    return predict_with_link(data_plan, name,
+                             R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" +
+                                 by_size({{256, one_way_us}}),
+                             dir);
   };
-  EXPECT_NEAR(transfer(dear, "fc2") - transfer(flat, "fc2"), 2 * 0.1, 1e-6);
-  EXPECT_NEAR(transfer(dear, "fc1"), transfer(flat, "fc1"), 1e-9);
+  EXPECT_NEAR(communication(data_link("data-dear.json", 100100)), communication(data_link("data-flat.json", 100)),
+              1e-9);
+  EXPECT_NEAR(layer_transfer(dear, "fc1"), layer_transfer(flat, "fc1"), 1e-9);
+}
+
+// With figures measured on 4 ranks, a move costs by its busiest device's peers. LeNet-5's
+// 4-device plan splits fc2 by channels (c4) after relu3, also c4: each device gathers the
+// others' channels, an exchange with all 3 peers, forward and backward; fc3, on one device,
+// gathers from the 3 others forward (a fan-in) and scatters back, one message per receiver.
+TEST(PredictCommand, AMoveCostsByItsPeerCount) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 4);
+  const auto link = [&](const std::string& name, double all_peers_us, double fan_in_us) {
+    return predict_with_link(plan, name,
+                             R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" +
+                                 by_size({{256, 100}}) + R"(, "all_peers": 3, "all_peers_by_size": )" +
+                                 by_size({{256, all_peers_us}}) + R"(, "fan_in_by_size": )" +
+                                 by_size({{256, fan_in_us}}),
+                             dir);
+  };
+  const nlohmann::json flat = link("flat.json", 100, 100);
+  EXPECT_NEAR(communication(flat), communication(predict(plan, "1", "100", dir)), 1e-9);
+  const nlohmann::json all_dear = link("all-dear.json", 100100, 100);
+  EXPECT_NEAR(layer_transfer(all_dear, "fc2") - layer_transfer(flat, "fc2"), 2 * 0.1, 1e-6);
+  EXPECT_NEAR(layer_transfer(all_dear, "fc3"), layer_transfer(flat, "fc3"), 1e-9);
+  const nlohmann::json fan_in_dear = link("fan-in-dear.json", 100, 100100);
+  EXPECT_NEAR(layer_transfer(fan_in_dear, "fc3") - layer_transfer(flat, "fc3"), 0.1, 1e-6);
+  EXPECT_NEAR(layer_transfer(fan_in_dear, "fc2"), layer_transfer(flat, "fc2"), 1e-9);
 }
 
 // Under `layerplan launch`, each rank times its own tiles while the other does; rank 0
