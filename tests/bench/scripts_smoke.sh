@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The calibration benchmarks still run end to end, on tiny cases: bench/gloo_link_bench on
 # 2 and 4 ranks writes the link figures (by compute gap and message size, exchanges and
-# one-way messages) that `layerplan predict --link` reads;
+# one-way messages; on 4, with all other ranks at once and into one from all) that
+# `layerplan predict --link` reads;
 # bench/predicted_vs_measured.sh prints a row with numbers per case and its summary;
 # bench/profile_against_prediction.sh prints its table; bad arguments exit 2 with a message.
 # The figures themselves are benchmarks (docs/BENCHMARKS.md), not checked here.
@@ -18,9 +19,10 @@ fail() { echo "not ok - $1"; status=1; }
 
 for n in 2 4; do
   if "$layerplan" launch --nproc "$n" -- "$link_bench" --json "$work/link-$n.json" >"$work/link-$n.txt" 2>&1 &&
-     python3 - "$work/link-$n.json" <<'PY'
+     python3 - "$work/link-$n.json" "$n" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
 gaps = [p["gap_ms"] for p in j["latency_by_gap"]]
 assert gaps == [0, 0.1, 0.5, 2, 10], gaps
 assert all(p["latency_us"] > 0 for p in j["latency_by_gap"])
@@ -29,11 +31,14 @@ sizes = j["latency_by_size"]
 assert [s["bytes"] for s in sizes] == [256, 16384, 262144, 4194304], sizes
 one_way = j["one_way_by_size"]
 assert [s["bytes"] for s in one_way] == [256, 16384, 262144, 4194304], one_way
-for s in sizes + one_way:
+# With two ranks the other ranks are the pair's: no lists by peers.
+peers = [j[k] for k in ("all_peers_by_size", "fan_in_by_size") if k in j]
+assert len(peers) == (2 if n > 2 else 0) and j.get("all_peers", n - 1) == n - 1, sorted(j)
+for s in sizes + one_way + sum(peers, []):
     assert [p["gap_ms"] for p in s["latency_by_gap"]] == gaps, s
     assert all(p["latency_us"] >= 0 for p in s["latency_by_gap"]), s
 PY
-  then ok "gloo_link_bench on $n ranks writes latency by gap and message size, exchanges and one way, and a bandwidth"
+  then ok "gloo_link_bench on $n ranks writes latency by gap and message size, exchanges and one way$([ "$n" -gt 2 ] && echo ", with all peers and into one"), and a bandwidth"
   else fail "gloo_link_bench on $n ranks: $(tail -3 "$work/link-$n.txt")"; fi
 done
 "$layerplan" plan --model lenet5 --batch 8 --cluster "$root/bench/cpu_like_4_devices.toml" --gpus 2 \
@@ -41,6 +46,11 @@ done
 if "$layerplan" launch --nproc 2 -- "$layerplan" predict --plan "$work/plan.json" --steps 2 --link "$work/link-2.json" \
      >"$work/predict.txt" 2>&1; then ok "layerplan predict reads the link bench's JSON"
 else fail "layerplan predict --link: $(tail -3 "$work/predict.txt")"; fi
+"$layerplan" plan --model lenet5 --batch 8 --cluster "$root/bench/cpu_like_4_devices.toml" --gpus 4 \
+  --gpus-per-node 4 --json "$work/plan-4.json" >/dev/null 2>&1
+if "$layerplan" launch --nproc 4 -- "$layerplan" predict --plan "$work/plan-4.json" --steps 2 \
+     --link "$work/link-4.json" >"$work/predict-4.txt" 2>&1; then ok "layerplan predict reads the 4-rank link's lists by peers"
+else fail "layerplan predict --link (4 ranks): $(tail -3 "$work/predict-4.txt")"; fi
 
 pvm=(bash "$root/bench/predicted_vs_measured.sh" --layerplan "$layerplan" --link-bench "$link_bench")
 if "${pvm[@]}" --repeat 2 --ranks "1 2" --keep "$work/pvm" lenet5:8:3 >"$work/pvm.txt" 2>&1; then
