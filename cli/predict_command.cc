@@ -154,8 +154,7 @@ int run_predict_command(const PredictCommandArgs& args) {
     return t;
   };
   // Each input edge's bytes, both ways (a message each way where they are not 0), its moves'
-  // shape, and each layer's batch-norm statistics, both ways (0: none
-  // reduced).
+  // shape each way, and each layer's batch-norm statistics, both ways (0: none reduced).
   std::vector<std::vector<TransferCost>> edges(n);
   std::vector<std::vector<MoveShape>> forward_shapes(n), backward_shapes(n);
   std::vector<double> statistics_s(n);
