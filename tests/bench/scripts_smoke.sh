@@ -53,7 +53,7 @@ if "$layerplan" launch --nproc 4 -- "$layerplan" predict --plan "$work/plan-4.js
 else fail "layerplan predict --link (4 ranks): $(tail -3 "$work/predict-4.txt")"; fi
 
 pvm=(bash "$root/bench/predicted_vs_measured.sh" --layerplan "$layerplan" --link-bench "$link_bench")
-if "${pvm[@]}" --repeat 2 --ranks "1 2" --keep "$work/pvm" lenet5:8:3 >"$work/pvm.txt" 2>&1; then
+if "${pvm[@]}" --ranks "1 2" --keep "$work/pvm" lenet5:8:3:2 >"$work/pvm.txt" 2>&1; then
   rows=$(grep -cE '^lenet5 +8 +[12] .* [0-9]+\.[0-9]{4} +[0-9]+\.[0-9]{4} +[+-][0-9]+\.[0-9]%  [+-][0-9]+ [+-][0-9]+$' "$work/pvm.txt")
   if [ "$rows" = 2 ] && grep -qE '^  lenet5 +[0-9.]+%  (OK|over)$' "$work/pvm.txt" && [ -e "$work/pvm/lenet5-2.2.train.jsonl" ]; then
     ok "predicted_vs_measured.sh: a row per rank count with each repetition's error, and the summary"
@@ -77,6 +77,8 @@ expect_usage() {  # DESCRIPTION MESSAGE COMMAND...: exit 2 and MESSAGE on stderr
   else fail "$what: exit $code, stdout '$out', stderr '$err'"; fi
 }
 expect_usage "predicted_vs_measured.sh --repeat 0" "--repeat 0: expected 1 or more" "${pvm[@]}" --repeat 0
+expect_usage "predicted_vs_measured.sh lenet5:8:3:0" "case 'lenet5:8:3:0': expected MODEL:BATCH[:STEPS[:REPEAT]]" \
+  "${pvm[@]}" lenet5:8:3:0
 expect_usage "predicted_vs_measured.sh --link-compute" "--link-compute 'gpu': expected one or team" \
   "${pvm[@]}" --link-compute gpu
 expect_usage "predicted_vs_measured.sh unknown flag" "unknown flag '--fast'" "${pvm[@]}" --fast
