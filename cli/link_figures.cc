@@ -31,6 +31,17 @@ double by_size_s(const std::vector<SizedLatency>& sizes, double gap_s, double by
   return interpolate(by_size, std::log(std::max(bytes, 1.0)));
 }
 
+// `one` for one peer; for more, linear in the peer count towards `all` at `all_peers`
+// (clamped there), both for messages of bytes / peers.
+double by_peers_s(const LinkFigures& link, const std::vector<SizedLatency>& all, double gap_s, double bytes, int peers,
+                  double (LinkFigures::*one)(double, double) const) {
+  if (peers <= 1 || all.empty() || link.all_peers <= 1) return (link.*one)(gap_s, bytes);
+  const double each = bytes / peers;
+  const double single = (link.*one)(gap_s, each);
+  const double share = std::min(1.0, static_cast<double>(peers - 1) / (link.all_peers - 1));
+  return single + share * (by_size_s(all, gap_s, each) - single);
+}
+
 }  // namespace
 
 double LinkFigures::message_s(double gap_s) const {
@@ -44,21 +55,6 @@ double LinkFigures::message_s(double gap_s, double bytes) const {
 double LinkFigures::one_way_s(double gap_s, double bytes) const {
   return one_way_by_size.empty() ? message_s(gap_s, bytes) : by_size_s(one_way_by_size, gap_s, bytes);
 }
-
-namespace {
-
-// `one` for one peer; for more, linear in the peer count towards `all` at `all_peers`
-// (clamped there), both for messages of bytes / peers.
-double by_peers_s(const LinkFigures& link, const std::vector<SizedLatency>& all, double gap_s, double bytes, int peers,
-                  double (LinkFigures::*one)(double, double) const) {
-  if (peers <= 1 || all.empty() || link.all_peers <= 1) return (link.*one)(gap_s, bytes);
-  const double each = bytes / peers;
-  const double single = (link.*one)(gap_s, each);
-  const double share = std::min(1.0, static_cast<double>(peers - 1) / (link.all_peers - 1));
-  return single + share * (by_size_s(all, gap_s, each) - single);
-}
-
-}  // namespace
 
 double LinkFigures::exchange_s(double gap_s, double bytes, int peers) const {
   return by_peers_s(*this, all_peers_by_size, gap_s, bytes, peers, &LinkFigures::message_s);

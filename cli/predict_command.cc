@@ -241,13 +241,8 @@ int run_predict_command(const PredictCommandArgs& args) {
     // exchange's figure.
     const bool one_waited = used.size() == 2 && computed[static_cast<size_t>(used[0])] !=
                                                     computed[static_cast<size_t>(used[1])];
-    if (one_waited) {
-      loss_sync += link.one_way_s(0, loss_sync * bytes_per_s);
-      gap = 0;
-      messages += 1;
-    } else {
-      loss_sync += message(n, loss_sync * bytes_per_s);
-    }
+    if (one_waited) gap = 0;
+    loss_sync += message(n, loss_sync * bytes_per_s, {one_waited, 1, {}});
   }
   for (size_t id = n; id-- > 0;) {  // backward: computing, then input gradients, then buckets due
     compute_pass(id, compute_s[id] - forward_s[id]);
