@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "planner/planner.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "topology/cluster_spec.h"
 
 namespace {

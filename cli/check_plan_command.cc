@@ -1,13 +1,10 @@
 #include "cli/check_plan_command.h"
 
 #include <cstdio>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/error.h"
 #include "job/job_plan.h"
-#include "planner/plan_json.h"
+#include "model/plan_file.h"
 
 namespace layerplan {
 
@@ -22,28 +19,22 @@ CLI::App* add_check_plan_command(CLI::App& app, CheckPlanArgs& args) {
 }
 
 int run_check_plan_command(const CheckPlanArgs& args) {
-  std::ifstream in(args.file, std::ios::binary);
-  require(in.is_open(), "plan file '" + args.file + "' cannot be read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
-  require(doc.is_object() && doc.value("format", "") == "layerplan-plan",
-          "plan file '" + args.file + "' is not a layerplan plan file (docs/plan-format.md)");
-  const nlohmann::json cluster = doc.value("cluster", nlohmann::json::object());
+  const std::string label = "plan file '" + args.file + "'";
+  const std::string text = read_plan_text(args.file, label);
+  const PlanHeader header = read_plan_header(text, label);
   JobRequest request;
-  request.model = args.model.value_or(doc.value("model", std::string()));
+  request.model = args.model.value_or(header.model);
   request.model_path = args.model_path;
-  const int64_t batch = args.batch.value_or(doc.value("batch", int64_t{0}));
-  require(batch >= 1, "plan file '" + args.file + "' names no batch: give --batch");
-  const int gpus = args.gpus.value_or(cluster.value("devices", 0));
+  const int64_t batch = args.batch.value_or(header.batch);
+  require(batch >= 1, label + " names no batch: give --batch");
+  const int gpus = args.gpus.value_or(header.devices);
   require(gpus >= 1, "--gpus " + std::to_string(gpus) + ": expected 1 or more");
   const ModelGraph graph = resolve_model(request, batch);
   const std::vector<Configuration> configs = configurations_from_json(text, graph, gpus);
   std::printf("%s: a valid plan: %s, batch %lld, %s on %d GPUs (%d x %d %s), %zu layers\n", args.file.c_str(),
-              graph.name().c_str(), static_cast<long long>(batch), doc.value("strategy", std::string("?")).c_str(),
-              gpus, cluster.value("nodes", 0), cluster.value("gpus_per_node", 0),
-              cluster.value("gpu", std::string("?")).c_str(), configs.size());
+              graph.name().c_str(), static_cast<long long>(batch),
+              header.strategy.empty() ? "?" : header.strategy.c_str(), gpus, header.nodes, header.gpus_per_node,
+              header.gpu.empty() ? "?" : header.gpu.c_str(), configs.size());
   return 0;
 }
 

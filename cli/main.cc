@@ -13,9 +13,9 @@
 #include "cli/predict_command.h"
 #include "cli/train_command.h"
 #include "common/error.h"
-#include "planner/layer_math.h"
-#include "planner/model_file.h"
-#include "planner/zoo.h"
+#include "model/layer_math.h"
+#include "model/model_file.h"
+#include "model/zoo.h"
 #include "topology/gpu_catalog.h"
 
 namespace {

@@ -1,13 +1,10 @@
 #include "cli/plan_file.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/error.h"
 #include "job/job_plan.h"
-#include "planner/plan_json.h"
+#include "model/plan_file.h"
 
 namespace layerplan {
 
@@ -16,19 +13,14 @@ PlanFile read_plan_file(const std::optional<std::string>& path) {
   PlanFile file;
   file.path = path.value_or(env_plan ? env_plan : "");
   require(!file.path.empty(), "no plan: give --plan FILE or set LAYERPLAN_PLAN");
-  std::ifstream in(file.path, std::ios::binary);
-  require(in.is_open(), "plan file '" + file.path + "' cannot be read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  file.text = buffer.str();
-  const nlohmann::json doc = nlohmann::json::parse(file.text, nullptr, false);
-  require(doc.is_object() && doc.value("format", "") == "layerplan-plan",
-          "plan file '" + file.path + "' is not a layerplan plan file (docs/plan-format.md)");
-  file.batch = doc.value("batch", int64_t{0});
-  file.devices = doc.value("cluster", nlohmann::json::object()).value("devices", 0);
-  require(file.batch >= 1 && file.devices >= 1, "plan file '" + file.path + "' names no batch or device count");
-  file.model = doc.value("model", std::string());
-  file.strategy = doc.value("strategy", std::string("?"));
+  const std::string label = "plan file '" + file.path + "'";
+  file.text = read_plan_text(file.path, label);
+  const PlanHeader header = read_plan_header(file.text, label);
+  require(header.batch >= 1 && header.devices >= 1, label + " names no batch or device count");
+  file.batch = header.batch;
+  file.devices = header.devices;
+  file.model = header.model;
+  file.strategy = header.strategy.empty() ? "?" : header.strategy;
   return file;
 }
 

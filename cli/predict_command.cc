@@ -14,7 +14,7 @@
 #include "cli/predict_measurement.h"
 #include "common/error.h"
 #include "planner/cost_model.h"
-#include "planner/geometry.h"
+#include "model/geometry.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/gradient_buckets.h"
 #include "topology/cluster_spec.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 

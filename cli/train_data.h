@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 #include "runtime/kernels/tensor.h"
 
 namespace layerplan {

@@ -8,7 +8,7 @@
 // comparing them with `layerplan predict --json` shows what the cost model missed.
 #include <string>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/transport.h"
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "planner/model_file.h"
+#include "model/model_file.h"
 #include "planner/plan_json.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "topology/topology_device_graph.h"
 
 namespace layerplan {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 #include "planner/planner.h"
 #include "topology/admin_config.h"
 #include "topology/device_graph.h"

@@ -9,29 +9,6 @@ namespace layerplan {
 
 bool is_power_of_two(int64_t value) { return value > 0 && (value & (value - 1)) == 0; }
 
-std::array<bool, kNumDims> splittable_dims(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::kConv2d:
-    case LayerKind::kMaxPool:
-    case LayerKind::kAvgPool:
-    case LayerKind::kRelu:
-    case LayerKind::kBatchNorm:
-    case LayerKind::kDropout:
-    case LayerKind::kAdd:
-      return {true, true, true, true};
-    case LayerKind::kFullyConnected:
-    case LayerKind::kGlobalAvgPool:
-      return {true, true, false, false};
-    case LayerKind::kInput:
-    case LayerKind::kConcat:
-      return {true, false, true, true};
-    case LayerKind::kFlatten:
-    case LayerKind::kSoftmaxCrossEntropy:
-      return {true, false, false, false};
-  }
-  return {true, false, false, false};
-}
-
 bool placeable_tile_count(int tiles, int device_count, int gpus_per_node) {
   if (tiles < 1 || gpus_per_node < 1 || device_count % gpus_per_node != 0) return false;
   return gpus_per_node % tiles == 0 || (tiles % gpus_per_node == 0 && device_count % tiles == 0);

@@ -2,7 +2,7 @@
 // Which configurations the search considers for a layer on a job of N nodes x G GPUs
 // (D = N*G devices, numbered node-major). The pruning rules (docs/planner.md explains
 // why each keeps the optimum worth having, or where it restricts it):
-//  1. only the dimensions a layer kind can be split along (see splittable_dims);
+//  1. only the dimensions a layer kind can be split along (splittable_dims, model/layer_math.h);
 //  2. every degree divides the dimension's extent, so tiles are equal boxes;
 //  3. the tile count p must be placeable on the job: p divides G (a block inside one
 //     node), or p is a multiple of G that divides D (a block of whole nodes). A layer
@@ -19,8 +19,9 @@
 #include <array>
 #include <vector>
 
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/layer_math.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 
@@ -29,11 +30,6 @@ enum class PlacementRule { kFirstBlock, kAlignedBlocks };
 struct SpaceOptions {
   PlacementRule placement = PlacementRule::kFirstBlock;
 };
-
-// Dimensions (NCHW) the kind can be split along: conv and pooling n, c, h, w;
-// fully-connected and global pooling n, c; softmax and flatten n; concat all but its
-// channel axis; input n, h, w; element-wise layers (ReLU, batch-norm, dropout, add) any.
-std::array<bool, kNumDims> splittable_dims(LayerKind kind);
 
 // Rule 3: whether `tiles` tiles can be placed on an aligned block of a job of
 // device_count GPUs in nodes of gpus_per_node.

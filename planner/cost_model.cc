@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "planner/config_space.h"
-#include "planner/layer_math.h"
+#include "model/layer_math.h"
 
 namespace layerplan {
 

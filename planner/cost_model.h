@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "planner/edge_traffic.h"
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "planner/geometry.h"
+#include "model/geometry.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {

@@ -9,8 +9,8 @@
 
 #include "planner/config_space.h"
 #include "planner/cost_model.h"
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 #include "planner/search.h"
 #include "topology/device_graph.h"
 

@@ -1,41 +1,27 @@
 #include "spank_plugin/step_plan.h"
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
+#include <cstdio>
 
 #include "common/error.h"
 #include "job/job_plan.h"
-#include "planner/plan_json.h"
+#include "model/plan_file.h"
 #include "spank_plugin/plan_explain.h"
 
 namespace layerplan::spank {
 
 namespace {
 
-constexpr std::streamsize kMaxPlanFileBytes = 64 << 20;
-
-std::string read_plan_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  require(in.is_open(), "--layerplan plan file '" + path + "' cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  require(text.tellp() <= kMaxPlanFileBytes, "--layerplan plan file '" + path + "' is larger than 64 MiB");
-  return text.str();
-}
-
 StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, int nodes,
                          const AdminConfig& config) {
   const std::string& path = *request.plan_file;
   StepPlan step;
-  step.json = read_plan_file(path);
-  const nlohmann::json doc = nlohmann::json::parse(step.json, nullptr, false);
-  require(doc.is_object() && doc.value("format", "") == "layerplan-plan",
-          "--layerplan plan file '" + path + "' is not a layerplan plan file (docs/plan-format.md)");
+  const std::string label = "--layerplan plan file '" + path + "'";
+  step.json = read_plan_text(path, label);
+  const PlanHeader header = read_plan_header(step.json, label);
   JobRequest job;
-  job.model = request.model_given ? request.model : doc.value("model", std::string());
+  job.model = request.model_given ? request.model : header.model;
   job.model_path = config.slurm.model_path;
-  const int64_t batch = request.batch_given ? *request.batch : doc.value("batch", int64_t{0});
+  const int64_t batch = request.batch_given ? *request.batch : header.batch;
   require(batch >= 1, "--layerplan plan file '" + path + "' has no batch: give --layerplan-batch");
   const ModelGraph graph = resolve_model(job, batch);
   const int devices = nodes * node.gpu_count();
@@ -47,12 +33,10 @@ StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, i
                      std::to_string(node.gpu_count()) + " GPUs): " + e.what());
   }
   step.mode = "file";
-  double step_s = 0.0;
-  if (doc.contains("predicted") && doc["predicted"].is_object()) step_s = doc["predicted"].value("step_s", 0.0);
-  step.step_ms = step_s * 1e3;
+  step.step_ms = header.predicted_step_s * 1e3;
   char line[512];
   std::snprintf(line, sizeof line, "%s %s from plan file %s, batch %lld on %d x %d GPUs: %.1f ms/step predicted",
-                graph.name().c_str(), doc.value("strategy", std::string("plan")).c_str(), path.c_str(),
+                graph.name().c_str(), header.strategy.empty() ? "plan" : header.strategy.c_str(), path.c_str(),
                 static_cast<long long>(batch), nodes, node.gpu_count(), step.step_ms);
   step.summary = line;
   return step;

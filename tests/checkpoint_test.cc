@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "runtime/executor/checkpoint.h"
 
 namespace layerplan {

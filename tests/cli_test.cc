@@ -20,7 +20,7 @@
 
 #include "planner/plan_json.h"
 #include "tests/cli_harness.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 
 namespace layerplan {
 namespace {

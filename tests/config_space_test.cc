@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "common/error.h"
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 void PrintTo(const Degrees& d, std::ostream* os) { *os << d.str(); }

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "planner/config_space.h"
-#include "planner/geometry.h"
-#include "planner/layer_math.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/layer_math.h"
+#include "model/model_graph.h"
 #include "topology/device_graph.h"
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include "planner/config_space.h"
 #include "planner/edge_traffic.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "planner/cost_model.h"
-#include "planner/layer_math.h"
-#include "planner/zoo.h"
+#include "model/layer_math.h"
+#include "model/zoo.h"
 #include "tests/executor_test_util.h"
 
 namespace layerplan::testing {

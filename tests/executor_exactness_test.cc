@@ -4,7 +4,7 @@
 // final parameters after 5 SGD steps as the single-device run (relative difference ≤ 1e-4).
 #include <gtest/gtest.h>
 
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "tests/executor_test_util.h"
 
 namespace layerplan::testing {

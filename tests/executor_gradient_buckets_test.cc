@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "planner/layer_math.h"
-#include "planner/zoo.h"
+#include "model/layer_math.h"
+#include "model/zoo.h"
 #include "runtime/executor/gradient_buckets.h"
 #include "tests/executor_test_util.h"
 

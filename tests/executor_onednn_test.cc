@@ -7,7 +7,7 @@
 // whole (executor.cc) are exercised here with the fast kernels.
 #include <gtest/gtest.h>
 
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "tests/executor_test_util.h"
 
 namespace layerplan::testing {

@@ -18,7 +18,7 @@
 #include <exception>
 #include <string>
 
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/gloo_communicator.h"
 #include "tests/executor_test_util.h"

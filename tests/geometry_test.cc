@@ -1,11 +1,11 @@
-// Specification of planner/geometry.h: how a configuration cuts a tensor into tiles, which
+// Specification of model/geometry.h: how a configuration cuts a tensor into tiles, which
 // input region a tile reads, and exactly which elements move between the devices of a
 // producer configuration and those of a consumer configuration.
 //
 // Every expected volume below is worked out by hand in the comment next to it. Shapes are
 // NCHW; "n4 on 0-3" means the sample dimension is cut into 4 equal blocks, tile t on
 // device t.
-#include "planner/geometry.h"
+#include "model/geometry.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 // Readable failure messages for the value types under test.

@@ -7,7 +7,7 @@
 
 #include "kernels_test_util.h"
 #include "planner/config_space.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "runtime/kernels/reference_kernels.h"
 
 namespace layerplan {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "planner/geometry.h"
+#include "model/geometry.h"
 #include "runtime/kernels/kernels.h"
 
 namespace layerplan::testing {

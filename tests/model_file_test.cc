@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
-#include "planner/layer_math.h"
-#include "planner/model_file.h"
-#include "planner/zoo.h"
+#include "model/layer_math.h"
+#include "model/model_file.h"
+#include "model/zoo.h"
 
 namespace layerplan {
 namespace {

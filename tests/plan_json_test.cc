@@ -14,7 +14,7 @@
 
 #include "common/error.h"
 #include "planner/planner.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {

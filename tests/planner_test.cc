@@ -18,7 +18,7 @@
 
 #include "common/error.h"
 #include "planner/cost_model.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "tests/brute_force_oracle.h"
 #include "topology/cluster_spec.h"
 

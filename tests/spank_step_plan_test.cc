@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 #include "planner/plan_json.h"
-#include "planner/zoo.h"
+#include "model/zoo.h"
 #include "spank_plugin/plan_file.h"
 #include "spank_plugin/step_plan.h"
 

@@ -1,7 +1,7 @@
 // The built-in models reproduce torchvision's architectures: their parameter counts are
 // torchvision's exactly, their forward MACs match the published figures, and every
 // graph is a well-formed training DAG ending in one loss layer.
-#include "planner/zoo.h"
+#include "model/zoo.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "common/error.h"
-#include "planner/layer_math.h"
-#include "planner/model_graph.h"
+#include "model/layer_math.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 #include "runtime/communicator.h"
 #include "runtime/executor/checkpoint_file.h"
 #include "runtime/executor/executor.h"

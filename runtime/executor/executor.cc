@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "planner/layer_math.h"
+#include "model/layer_math.h"
 #include "runtime/executor/initial_params.h"
 
 namespace layerplan {

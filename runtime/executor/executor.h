@@ -1,7 +1,7 @@
 #pragma once
 // The executor: one training step of a plan over all its tiles.
 //
-// A plan gives every layer a Configuration (planner/geometry.h). For each layer in
+// A plan gives every layer a Configuration (model/geometry.h). For each layer in
 // topological order, each tile gathers, for every input slot, a tensor over
 // required_input_box(...) from the producer's tiles by box intersection (halos
 // included) through the Transport, and runs the tile's forward kernel. The backward runs
@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 #include "runtime/executor/gradient_buckets.h"
 #include "runtime/executor/sgd.h"
 #include "runtime/executor/transport.h"

@@ -4,7 +4,7 @@
 #include <map>
 #include <numeric>
 
-#include "planner/layer_math.h"
+#include "model/layer_math.h"
 #include "runtime/kernels/params.h"
 
 namespace layerplan {

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 

@@ -3,7 +3,7 @@
 // the same weights: a plan takes shard(initial_params(...), tile channels).
 #include <cstdint>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 #include "runtime/kernels/params.h"
 
 namespace layerplan {

@@ -8,7 +8,7 @@
 // process; a Communicator-backed transport is meant to sit behind the same interface.
 //
 // A process counts what it sends. Counting is in elements (not bytes) and only between different devices, as
-// planner/geometry.h's transfer_volumes and CostModel::sync count them:
+// model/geometry.h's transfer_volumes and CostModel::sync count them:
 //   - exchange: the elements of each move's region, per edge (consumer, slot),
 //     direction and (src, dst) device pair;
 //   - weight-gradient all_reduce over p devices: a ring (reduce-scatter then all-gather)
@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "planner/geometry.h"
+#include "model/geometry.h"
 #include "runtime/kernels/tensor.h"
 
 namespace layerplan {

@@ -1,7 +1,7 @@
 #pragma once
 // The kernel backend interface: forward and backward of every layer kind on one tile.
 //
-// A tile is a box of the layer's whole output tensor (planner/geometry.h). A forward
+// A tile is a box of the layer's whole output tensor (model/geometry.h). A forward
 // kernel takes, for each input slot, a tensor covering required_input_box(graph, layer,
 // slot, out_box) (a larger tensor is cropped) and returns the tile's output, which equals
 // the same box of the whole-tensor result. Zero padding of convolutions and pooling
@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/geometry.h"
-#include "planner/model_graph.h"
+#include "model/geometry.h"
+#include "model/model_graph.h"
 #include "runtime/kernels/params.h"
 #include "runtime/kernels/tensor.h"
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "planner/geometry.h"
+#include "model/geometry.h"
 
 namespace layerplan {
 

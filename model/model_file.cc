@@ -1,4 +1,4 @@
-#include "planner/model_file.h"
+#include "model/model_file.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "planner/layer_math.h"
+#include "model/layer_math.h"
 
 namespace layerplan {
 
@@ -91,6 +91,29 @@ double backward_flops(const ModelGraph& graph, const Layer& layer) {
 bool channel_split_shards_weights(LayerKind kind) {
   return kind == LayerKind::kConv2d || kind == LayerKind::kFullyConnected ||
          kind == LayerKind::kBatchNorm;
+}
+
+std::array<bool, kNumDims> splittable_dims(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kConv2d:
+    case LayerKind::kMaxPool:
+    case LayerKind::kAvgPool:
+    case LayerKind::kRelu:
+    case LayerKind::kBatchNorm:
+    case LayerKind::kDropout:
+    case LayerKind::kAdd:
+      return {true, true, true, true};
+    case LayerKind::kFullyConnected:
+    case LayerKind::kGlobalAvgPool:
+      return {true, true, false, false};
+    case LayerKind::kInput:
+    case LayerKind::kConcat:
+      return {true, false, true, true};
+    case LayerKind::kFlatten:
+    case LayerKind::kSoftmaxCrossEntropy:
+      return {true, false, false, false};
+  }
+  return {true, false, false, false};
 }
 
 }  // namespace layerplan

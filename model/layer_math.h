@@ -2,9 +2,10 @@
 // Parameter, FLOP and byte counts of a whole layer (all samples of the batch). A
 // multiply-add counts as two FLOPs; MACs count it once, the unit of published
 // "GFLOPs" tables such as torchvision's.
+#include <array>
 #include <cstdint>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 
@@ -24,5 +25,10 @@ double backward_flops(const ModelGraph& graph, const Layer& layer);
 // Whether the layer's output channel dimension indexes its parameters, so that a
 // channel split divides its weights into shards (conv2d, fully-connected, batch-norm).
 bool channel_split_shards_weights(LayerKind kind);
+
+// Dimensions (NCHW) the kind can be split along: conv and pooling n, c, h, w;
+// fully-connected and global pooling n, c; softmax and flatten n; concat all but its
+// channel axis; input n, h, w; element-wise layers (ReLU, batch-norm, dropout, add) any.
+std::array<bool, kNumDims> splittable_dims(LayerKind kind);
 
 }  // namespace layerplan

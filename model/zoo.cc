@@ -1,4 +1,4 @@
-#include "planner/zoo.h"
+#include "model/zoo.h"
 
 #include <array>
 #include <string>

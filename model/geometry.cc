@@ -1,4 +1,4 @@
-#include "planner/geometry.h"
+#include "model/geometry.h"
 
 #include <algorithm>
 #include <map>

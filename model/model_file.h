@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 

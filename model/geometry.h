@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 
@@ -92,4 +92,4 @@ void for_each_transfer(const ModelGraph& graph, const Layer& consumer, int slot,
 
 }  // namespace layerplan
 
-#include "planner/geometry_inl.h"
+#include "model/geometry_inl.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/model_graph.h"
+#include "model/model_graph.h"
 
 namespace layerplan {
 

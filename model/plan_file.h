@@ -1,0 +1,49 @@
+#pragma once
+// Reading a plan file (docs/plan-format.md): the one reader that the CLI, the runtime and
+// the SPANK plugin share. The planner writes the file (planner/plan_json.h); everyone else
+// reads it here, first its header (what the plan is for) and then, once the model is
+// built, its per-layer configurations.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/geometry.h"
+#include "model/model_graph.h"
+
+namespace layerplan {
+
+inline constexpr int kPlanFormatVersion = 1;
+inline constexpr const char* kPlanFormatName = "layerplan-plan";
+
+// Plan files larger than this are refused unread: no plan of a real model comes close.
+inline constexpr int64_t kMaxPlanFileBytes = int64_t{64} << 20;
+
+// What a plan file says it is for, read before any model is built. Fields the file leaves
+// out are empty or zero; the caller decides which it needs.
+struct PlanHeader {
+  std::string model;     // the model the plan was made for
+  int64_t batch = 0;     // the global batch
+  int devices = 0;       // cluster.devices: how many devices the plan spreads over
+  int nodes = 0;         // cluster.nodes
+  int gpus_per_node = 0; // cluster.gpus_per_node
+  std::string gpu;       // cluster.gpu, the GPU model priced
+  std::string strategy;  // "layer-wise", "data parallel", ...
+  double predicted_step_s = 0.0;  // predicted.step_s
+};
+
+// The whole file at `path`. `label` names the file in errors, e.g. "plan file 'p.json'".
+// Throws UsageError when it cannot be read or is larger than kMaxPlanFileBytes.
+std::string read_plan_text(const std::string& path, const std::string& label);
+
+// The header of a plan file's text. Throws UsageError "LABEL is not a layerplan plan file
+// (docs/plan-format.md)" when the text is not a JSON object whose format is layerplan-plan.
+PlanHeader read_plan_header(const std::string& text, const std::string& label);
+
+// Reads the per-layer configurations of a plan file written for `graph` on `device_count`
+// devices. Throws UsageError when the text is not a layerplan plan of a known version,
+// was made for another model, batch or device count, or holds a configuration that is
+// not valid for its layer.
+std::vector<Configuration> configurations_from_json(const std::string& text, const ModelGraph& graph,
+                                                    int device_count);
+
+}  // namespace layerplan
