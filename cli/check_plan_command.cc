@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/error.h"
-#include "job/job_plan.h"
+#include "model/model_file.h"
 #include "model/plan_file.h"
 
 namespace layerplan {
@@ -22,14 +22,11 @@ int run_check_plan_command(const CheckPlanArgs& args) {
   const std::string label = "plan file '" + args.file + "'";
   const std::string text = read_plan_text(args.file, label);
   const PlanHeader header = read_plan_header(text, label);
-  JobRequest request;
-  request.model = args.model.value_or(header.model);
-  request.model_path = args.model_path;
   const int64_t batch = args.batch.value_or(header.batch);
   require(batch >= 1, label + " names no batch: give --batch");
   const int gpus = args.gpus.value_or(header.devices);
   require(gpus >= 1, "--gpus " + std::to_string(gpus) + ": expected 1 or more");
-  const ModelGraph graph = resolve_model(request, batch);
+  const ModelGraph graph = resolve_model(args.model.value_or(header.model), args.model_path, batch);
   const std::vector<Configuration> configs = configurations_from_json(text, graph, gpus);
   std::printf("%s: a valid plan: %s, batch %lld, %s on %d GPUs (%d x %d %s), %zu layers\n", args.file.c_str(),
               graph.name().c_str(), static_cast<long long>(batch),

@@ -9,6 +9,7 @@
 #include "cli/plan_report.h"
 #include "common/error.h"
 #include "job/job_plan.h"
+#include "model/model_file.h"
 #include "planner/plan_json.h"
 #include "topology/cluster_spec.h"
 #include "topology/discovery.h"
@@ -138,9 +139,7 @@ int run_plan_command(const PlanCommandArgs& args) {
   options.time_budget_s = args.time_budget_s;
   require(args.sync == "ring" || args.sync == "ps", "--sync " + args.sync + ": expected ring or ps");
   options.sync = args.sync == "ps" ? SyncScheme::kParameterServer : SyncScheme::kRingAllReduce;
-  JobRequest model_request;
-  model_request.model = args.model;
-  const ModelGraph graph = resolve_model(model_request, batch);
+  const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
   const Plan plan = make_plan(graph, devices, options);
   print_plan_report(std::cout, plan, graph, devices, args.verbose);

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "cli/link_figures.h"
-#include "cli/plan_file.h"
+#include "model/plan_file.h"
 #include "cli/predict_measurement.h"
 #include "common/error.h"
 #include "planner/cost_model.h"

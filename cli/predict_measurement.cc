@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "cli/slowest_device.h"
-#include "cli/train_data.h"
+#include "runtime/training/train_data.h"
 #include "common/error.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/in_process_transport.h"

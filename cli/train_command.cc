@@ -12,9 +12,9 @@
 #include <utility>
 #include <nlohmann/json.hpp>
 
-#include "cli/plan_file.h"
-#include "cli/train_data.h"
-#include "cli/train_profile.h"
+#include "model/plan_file.h"
+#include "runtime/training/train_data.h"
+#include "runtime/training/train_profile.h"
 #include "common/error.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/executor/communicator_transport.h"

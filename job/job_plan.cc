@@ -1,9 +1,6 @@
 #include "job/job_plan.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "common/error.h"
 #include "model/model_file.h"
@@ -75,51 +72,7 @@ std::string summary_line(const JobPlan& job, int nodes) {
   return line;
 }
 
-bool is_zoo_model(const std::string& name) {
-  for (const std::string& z : zoo_model_names()) {
-    if (z == name) return true;
-  }
-  return false;
-}
-
-// The file's text, or nullopt when it does not exist; throws when it exists but cannot be read.
-std::optional<std::string> read_model_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  require(in.is_open(), "model file '" + path + "' cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
-
-ModelGraph resolve_model(const JobRequest& request, int64_t batch) {
-  const std::string& name = request.model;
-  require(!name.empty(), "model '': expected a zoo model name or a model file");
-  if (is_zoo_model(name)) return build_zoo_model(name, batch);
-  const bool is_path = name.find('/') != std::string::npos || name.ends_with(".json");
-  std::vector<std::string> tried;
-  if (is_path) {
-    tried.push_back(name);
-  } else {
-    for (const std::string& dir : request.model_path) {
-      tried.push_back(dir + "/" + name + ".json");
-      tried.push_back(dir + "/" + name);
-    }
-  }
-  for (const std::string& path : tried) {
-    if (const auto text = read_model_file(path)) return model_from_json(*text, batch, path);
-  }
-  std::string known;
-  for (const std::string& z : zoo_model_names()) known += (known.empty() ? "" : ", ") + z;
-  if (is_path) throw UsageError("model file '" + name + "' does not exist or is not a regular file");
-  throw UsageError("unknown model '" + name + "': expected one of " + known +
-                   (request.model_path.empty() ? std::string(", or the path of a model file")
-                                               : ", or a model file in the model path (tried " +
-                                                     std::to_string(tried.size()) + " paths)"));
-}
 
 JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config) {
   require(request.nodes >= 1, "nodes = " + std::to_string(request.nodes) + ": expected 1 or more");
@@ -127,7 +80,7 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   DeviceGraph devices = build_device_graph(priced, request.nodes, config);
   const int64_t batch = request.batch.value_or(int64_t{32} * devices.device_count());
   require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 or more");
-  ModelGraph graph = resolve_model(request, batch);
+  ModelGraph graph = resolve_model(request.model, request.model_path, batch);
   PlanOptions options;
   options.time_budget_s = request.time_budget_s;
   Plan plan = make_plan(graph, devices, options);

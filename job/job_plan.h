@@ -40,11 +40,6 @@ struct JobPlan {
   std::string summary;  // one line: "resnet50 layer-wise on 3x4 H100: 123.4 ms/step, ..."
 };
 
-// The model `request.model` names, for `batch` images: a zoo model; else a model file at
-// that path (with a '/' or ending in .json); else NAME.json or NAME in a model_path
-// folder. Throws UsageError naming what was tried when nothing is found or readable.
-ModelGraph resolve_model(const JobRequest& request, int64_t batch);
-
 // Plans `request` on `nodes` copies of `node` (already restricted to the job's GPUs),
 // priced with `config`. Throws UsageError for an unknown model or mode, a batch that does
 // not split, or GPU counts the planner cannot use.

@@ -3,10 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
 #include <map>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "model/zoo.h"
 
 namespace layerplan {
 
@@ -240,6 +246,53 @@ std::string model_to_json(const ModelGraph& graph) {
                     {"input", {{"channels", in.c()}, {"height", in.h()}, {"width", in.w()}}},
                     {"layers", layers}};
   return doc.dump(2) + "\n";
+}
+
+namespace {
+
+bool is_zoo_model(const std::string& name) {
+  for (const std::string& z : zoo_model_names()) {
+    if (z == name) return true;
+  }
+  return false;
+}
+
+// The file's text, or nullopt when it does not exist; throws when it exists but cannot be read.
+std::optional<std::string> read_model_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  require(in.is_open(), "model file '" + path + "' cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+ModelGraph resolve_model(const std::string& name, const std::vector<std::string>& model_path, int64_t batch) {
+  require(!name.empty(), "model '': expected a zoo model name or a model file");
+  if (is_zoo_model(name)) return build_zoo_model(name, batch);
+  const bool is_path = name.find('/') != std::string::npos || name.ends_with(".json");
+  std::vector<std::string> tried;
+  if (is_path) {
+    tried.push_back(name);
+  } else {
+    for (const std::string& dir : model_path) {
+      tried.push_back(dir + "/" + name + ".json");
+      tried.push_back(dir + "/" + name);
+    }
+  }
+  for (const std::string& path : tried) {
+    if (const auto text = read_model_file(path)) return model_from_json(*text, batch, path);
+  }
+  std::string known;
+  for (const std::string& z : zoo_model_names()) known += (known.empty() ? "" : ", ") + z;
+  if (is_path) throw UsageError("model file '" + name + "' does not exist or is not a regular file");
+  throw UsageError("unknown model '" + name + "': expected one of " + known +
+                   (model_path.empty() ? std::string(", or the path of a model file")
+                                               : ", or a model file in the model path (tried " +
+                                                     std::to_string(tried.size()) + " paths)"));
 }
 
 }  // namespace layerplan

@@ -4,6 +4,7 @@
 // reads text, not files; the caller reads the file.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/model_graph.h"
 
@@ -19,5 +20,10 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
 
 // The model as a model file (the zoo's models can be exported, edited and planned).
 std::string model_to_json(const ModelGraph& graph);
+
+// The model `name` names, for `batch` images: a zoo model; else a model file at
+// that path (with a '/' or ending in .json); else NAME.json or NAME in a model_path
+// folder. Throws UsageError naming what was tried when nothing is found or readable.
+ModelGraph resolve_model(const std::string& name, const std::vector<std::string>& model_path, int64_t batch);
 
 }  // namespace layerplan

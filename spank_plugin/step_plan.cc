@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "job/job_plan.h"
+#include "model/model_file.h"
 #include "model/plan_file.h"
 #include "spank_plugin/plan_explain.h"
 
@@ -18,12 +19,10 @@ StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, i
   const std::string label = "--layerplan plan file '" + path + "'";
   step.json = read_plan_text(path, label);
   const PlanHeader header = read_plan_header(step.json, label);
-  JobRequest job;
-  job.model = request.model_given ? request.model : header.model;
-  job.model_path = config.slurm.model_path;
+  const std::string model = request.model_given ? request.model : header.model;
   const int64_t batch = request.batch_given ? *request.batch : header.batch;
   require(batch >= 1, "--layerplan plan file '" + path + "' has no batch: give --layerplan-batch");
-  const ModelGraph graph = resolve_model(job, batch);
+  const ModelGraph graph = resolve_model(model, config.slurm.model_path, batch);
   const int devices = nodes * node.gpu_count();
   try {
     configurations_from_json(step.json, graph, devices);

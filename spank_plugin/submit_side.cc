@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "job/job_plan.h"
+#include "model/model_file.h"
 #include "spank_plugin/plugin_state.h"
 
 namespace layerplan::spank {
@@ -37,10 +38,7 @@ void check_submission(PluginState& s) {
     ::close(fd);
     if (!request.model_given) return;
   }
-  JobRequest job;
-  job.model = request.model;
-  job.model_path = config.slurm.model_path;
-  resolve_model(job, request.batch.value_or(1));  // throws naming the model
+  resolve_model(request.model, config.slurm.model_path, request.batch.value_or(1));  // throws naming the model
 }
 
 }  // namespace

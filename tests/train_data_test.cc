@@ -1,7 +1,7 @@
-// Where `layerplan train` gets its samples (cli/train_data.h): the lanes that let each
+// Where `layerplan train` gets its samples (runtime/training/train_data.h): the lanes that let each
 // rank read only its share, the epoch order every rank agrees on, and --normalize.
 // The data are small IDX files written here (plain bytes: the reader takes plain or gzip).
-#include "cli/train_data.h"
+#include "runtime/training/train_data.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "cli/train_data.h"
+#include "runtime/training/train_data.h"
 
 #include <algorithm>
 #include <cmath>

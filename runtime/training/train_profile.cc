@@ -1,4 +1,4 @@
-#include "cli/train_profile.h"
+#include "runtime/training/train_profile.h"
 
 #include <cstdio>
 #include <filesystem>
