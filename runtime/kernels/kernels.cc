@@ -76,6 +76,15 @@ LayerParams batch_norm_weight_grads(const BatchNormGradStats& local) {
   return p;
 }
 
+const char* kernel_backend_name(KernelBackend backend) {
+  return backend == KernelBackend::kOnednn ? "onednn" : "reference";
+}
+
+std::unique_ptr<Kernels> make_kernels(KernelBackend backend, int threads) {
+  if (backend == KernelBackend::kReference) return std::make_unique<ReferenceKernels>();
+  return std::make_unique<OnednnKernels>(threads);
+}
+
 std::unique_ptr<Kernels> make_kernels(std::string_view backend, int threads) {
   if (backend == "reference") return std::make_unique<ReferenceKernels>();
   if (backend == "onednn") return std::make_unique<OnednnKernels>(threads);

@@ -162,8 +162,16 @@ class Kernels {
                                                 const std::vector<int64_t>& labels) = 0;
 };
 
-// "reference" or "onednn"; throws std::invalid_argument for another name.
+// The backends that run kernels: oneDNN 2.6 (the fast one) or the plain loops (the
+// reference every other backend is tested against).
+enum class KernelBackend { kOnednn, kReference };
+
+// "onednn" or "reference", as `--kernels` takes it.
+const char* kernel_backend_name(KernelBackend backend);
+
 // `threads` > 0 sets oneDNN's OpenMP thread count.
+std::unique_ptr<Kernels> make_kernels(KernelBackend backend, int threads = 0);
+// The backend named "reference" or "onednn"; throws std::invalid_argument for another name.
 std::unique_ptr<Kernels> make_kernels(std::string_view backend, int threads = 0);
 
 }  // namespace layerplan
