@@ -166,6 +166,7 @@ std::vector<PairVolume> transfer_volumes(const ModelGraph& graph, const Layer& c
   for_each_transfer(graph, consumer, slot, producer, consumer_config,
                     [&](int src, int dst, int64_t elements) { sums[{src, dst}] += elements; });
   std::vector<PairVolume> out;
+  out.reserve(sums.size());
   for (const auto& [pair, elements] : sums) out.push_back({pair.first, pair.second, elements});
   return out;
 }

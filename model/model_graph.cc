@@ -31,12 +31,12 @@ std::string_view kind_name(LayerKind kind) {
 namespace {
 
 int64_t window_extent(int64_t in, int kernel, int stride, int pad, const std::string& layer) {
-  if (kernel <= 0 || stride <= 0 || pad < 0 || in + 2 * pad < kernel) {
+  if (kernel <= 0 || stride <= 0 || pad < 0 || in + 2 * int64_t{pad} < kernel) {
     throw std::invalid_argument("layer " + layer + ": window " + std::to_string(kernel) +
                                 "/" + std::to_string(stride) + "/" + std::to_string(pad) +
                                 " does not fit an input extent of " + std::to_string(in));
   }
-  return (in + 2 * pad - kernel) / stride + 1;
+  return (in + 2 * int64_t{pad} - kernel) / stride + 1;
 }
 
 }  // namespace

@@ -114,7 +114,8 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
 double CostModel::batch_norm_statistics_time(const Layer& layer, const Configuration& config) const {
   const int shards = config.degrees[1];
   if (layer.kind != LayerKind::kBatchNorm || config.tiles() == shards) return 0;
-  const double bytes = 2.0 * 8.0 * static_cast<double>(layer.output.c() / shards);
+  const int64_t channels_per_shard = layer.output.c() / shards;
+  const double bytes = 2.0 * 8.0 * static_cast<double>(channels_per_shard);
   return 2 * direct_all_reduce_time(shard_groups(config, shards), bytes);
 }
 

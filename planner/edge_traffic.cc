@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 void EdgeTraffic::reset(int devices, int nodes) {
@@ -101,11 +103,11 @@ FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& c
                                          const DeviceGraph& devices)
     : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices) {
   const int count = devices.device_count();
-  rank_of_.assign(static_cast<size_t>(count + 1), -1);
+  rank_of_.assign(static_cast<size_t>(count) + 1, -1);
   for (int v = 1; v <= count; ++v) {
     if (count % v == 0) rank_of_[static_cast<size_t>(v)] = divisors_++;
   }
-  tables_.resize(static_cast<size_t>(kNumDims * divisors_ * divisors_));
+  tables_.resize(static_cast<size_t>(kNumDims) * table_size(divisors_, divisors_));
   built_.assign(tables_.size(), 0);
 }
 
@@ -119,7 +121,7 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
   const int64_t psize = graph_.input_shape(consumer_, slot_)[d] / pdeg;
   const int64_t qsize = consumer_.output[d] / qdeg;
   t.q = qdeg;
-  t.overlap.assign(static_cast<size_t>(pdeg * qdeg), 0);
+  t.overlap.assign(table_size(pdeg, qdeg), 0);
   t.need.assign(static_cast<size_t>(qdeg), 0);
   // Required regions are separable per dimension: probe dimension d alone, the others
   // whole (any index would do; whole keeps every kind's rules valid).
@@ -131,16 +133,16 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
     t.need[static_cast<size_t>(j)] = req.size();
     for (int i = 0; i < pdeg; ++i) {
       const int64_t lo = std::max(req.lo, i * psize), hi = std::min(req.hi, (i + 1) * psize);
-      t.overlap[static_cast<size_t>(i * qdeg + j)] = hi > lo ? hi - lo : 0;
+      t.overlap[flat_index(i, qdeg, j)] = hi > lo ? hi - lo : 0;
     }
   }
-  t.sum_i.assign(static_cast<size_t>((pdeg + 1) * qdeg), 0);
-  t.sum_j.assign(static_cast<size_t>(pdeg * (qdeg + 1)), 0);
+  t.sum_i.assign(table_size(pdeg + 1, qdeg), 0);
+  t.sum_j.assign(table_size(pdeg, qdeg + 1), 0);
   for (int i = 0; i < pdeg; ++i) {
     for (int j = 0; j < qdeg; ++j) {
       const int64_t v = t.overlap_at(i, j);
-      t.sum_i[static_cast<size_t>((i + 1) * qdeg + j)] = t.sum_i[static_cast<size_t>(i * qdeg + j)] + v;
-      t.sum_j[static_cast<size_t>(i * (qdeg + 1) + j + 1)] = t.sum_j[static_cast<size_t>(i * (qdeg + 1) + j)] + v;
+      t.sum_i[flat_index(i + 1, qdeg, j)] = t.sum_i[flat_index(i, qdeg, j)] + v;
+      t.sum_j[flat_index(i, qdeg + 1, j + 1)] = t.sum_j[flat_index(i, qdeg + 1, j)] + v;
     }
   }
   return t;
@@ -173,7 +175,7 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
   b.has.assign(static_cast<size_t>(nodes), 0);
   b.lo.assign(static_cast<size_t>(nodes), Coords{});
   b.hi.assign(static_cast<size_t>(nodes), Coords{});
-  b.more.assign(static_cast<size_t>(nodes + 1), 0);
+  b.more.assign(static_cast<size_t>(nodes) + 1, 0);
   b.valid = true;
   std::vector<Coords> lo, hi;
   for (int k = 0; k < nodes; ++k) {

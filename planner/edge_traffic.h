@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/index.h"
 #include "model/geometry.h"
 #include "topology/device_graph.h"
 
@@ -52,13 +53,13 @@ class FactoredEdgeTraffic {
   struct DimTable {
     std::vector<int64_t> overlap, need, sum_i, sum_j;
     int q = 0;
-    int64_t overlap_at(int i, int j) const { return overlap[static_cast<size_t>(i * q + j)]; }
+    int64_t overlap_at(int i, int j) const { return overlap[flat_index(i, q, j)]; }
     // Σ_{i=lo..hi} overlap(i, j) and Σ_{j=lo..hi} overlap(i, j).
     int64_t over_i(int lo, int hi, int j) const {
-      return sum_i[static_cast<size_t>((hi + 1) * q + j)] - sum_i[static_cast<size_t>(lo * q + j)];
+      return sum_i[flat_index(hi + 1, q, j)] - sum_i[flat_index(lo, q, j)];
     }
     int64_t over_j(int i, int lo, int hi) const {
-      return sum_j[static_cast<size_t>(i * (q + 1) + hi + 1)] - sum_j[static_cast<size_t>(i * (q + 1) + lo)];
+      return sum_j[flat_index(i, q + 1, hi + 1)] - sum_j[flat_index(i, q + 1, lo)];
     }
   };
   const DimTable& table(int dim, int producer_degree, int consumer_degree);

@@ -6,9 +6,9 @@
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "common/error.h"
+#include "planner/cost_tables.h"
 
 namespace layerplan {
 
@@ -42,43 +42,32 @@ Configuration channel_split(const Layer& layer, int device_count) {
   return on_all_devices(d);
 }
 
-// Element-wise layers that take their producer's configuration: a ReLU, batch-norm or
-// dropout whose producer feeds nothing else, when the producer's search node (`head`, the
-// first layer of its chain) can split every dimension the element-wise layer could. This
-// is a restriction of the space (docs/planner.md): it removes re-partitioning between a
-// layer and its activation, which no plan of the zoo models gains from at 4-16 GPUs. Every
-// baseline satisfies it, so the layer-wise optimum is never worse than a baseline.
-bool joins_producer(const ModelGraph& graph, const Layer& layer, const Layer& head) {
-  const bool elementwise = layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kBatchNorm ||
-                           layer.kind == LayerKind::kDropout;
-  if (!elementwise || layer.inputs.size() != 1) return false;
-  const Layer& producer = graph.layer(layer.inputs[0]);
-  if (producer.kind == LayerKind::kInput || graph.consumers(producer.id).size() != 1) return false;
-  const auto head_dims = splittable_dims(head.kind);
-  for (int d = 0; d < kNumDims; ++d) {
-    if (layer.output[d] > 1 && !head_dims[static_cast<size_t>(d)]) return false;
-  }
-  return true;
+// The instant the budget runs out, if it is set and under a year (longer budgets mean
+// "no limit"; converting them to clock ticks would overflow).
+std::optional<Clock::time_point> deadline_of(Clock::time_point start, std::optional<double> budget_s) {
+  constexpr double kYear = 365.0 * 24 * 3600;
+  if (!budget_s || *budget_s >= kYear) return std::nullopt;
+  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*budget_s));
 }
 
-// What a layer's costs depend on besides its configuration: kind, window, bias, and
-// the shapes it reads and writes. Layers with equal signatures have equal cost tables.
-std::string layer_signature(const ModelGraph& graph, const Layer& l) {
-  std::string key(kind_name(l.kind));
-  const Window& w = l.window;
-  for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w, int{l.has_bias}}) {
-    key += "," + std::to_string(v);
-  }
-  key += ">" + l.output.str();
-  for (int in : l.inputs) key += "<" + graph.layer(in).output.str();
-  return key;
+void require_plannable(const ModelGraph& graph, const DeviceGraph& devices) {
+  const int n_devices = devices.device_count();
+  require(graph.size() > 0, "model " + graph.name() + " has no layers");
+  const int64_t batch = graph.layer(0).output.n();
+  require_job_shape(n_devices, devices.gpus_per_node());
+  require(batch % n_devices == 0, "batch " + std::to_string(batch) + " cannot be split over " +
+                                      std::to_string(n_devices) + " GPUs: expected a multiple of " +
+                                      std::to_string(n_devices));
 }
 
-// What a unit's configuration list depends on: its first layer's splittable dimensions and shape.
-std::string space_signature(const Layer& head) {
-  std::string key = head.output.str() + ":";
-  for (bool split : splittable_dims(head.kind)) key += split ? '1' : '0';
-  return key;
+// The best baseline in place of the layer-wise plan, when the search ran out of time.
+void fall_back_to_baseline(Plan& plan, double budget_s) {
+  plan.timed_out = true;
+  plan.chosen = plan.best_baseline();
+  std::ostringstream budget;
+  budget << budget_s;
+  plan.warning = "the search did not finish within the time budget of " + budget.str() +
+                 " s; using the best baseline (" + plan.chosen.name + ")";
 }
 
 }  // namespace
@@ -94,12 +83,14 @@ std::vector<Configuration> data_parallel(const ModelGraph& graph, int device_cou
 
 std::vector<Configuration> model_parallel(const ModelGraph& graph, int device_count) {
   std::vector<Configuration> out;
+  out.reserve(static_cast<size_t>(graph.size()));
   for (const Layer& l : graph.layers()) out.push_back(channel_split(l, device_count));
   return out;
 }
 
 std::vector<Configuration> one_weird_trick(const ModelGraph& graph, int device_count) {
   std::vector<Configuration> out;
+  out.reserve(static_cast<size_t>(graph.size()));
   bool classifier = false;
   for (const Layer& l : graph.layers()) {
     classifier |= l.kind == LayerKind::kFullyConnected;
@@ -138,113 +129,37 @@ StrategyCost price_strategy(const CostModel& model, std::string name,
 
 Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options) {
   const auto start = Clock::now();
-  std::optional<Clock::time_point> deadline;
-  if (options.time_budget_s) {
-    // Budgets beyond a year mean "no limit"; converting them to clock ticks would overflow.
-    constexpr double kYear = 365.0 * 24 * 3600;
-    if (*options.time_budget_s < kYear) {
-      deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*options.time_budget_s));
-    }
-  }
+  const std::optional<Clock::time_point> deadline = deadline_of(start, options.time_budget_s);
+  require_plannable(graph, devices);
   const int n_devices = devices.device_count();
   Plan plan;
   plan.model = graph.name();
-  require(graph.size() > 0, "model " + graph.name() + " has no layers");
   plan.batch = graph.layer(0).output.n();
-  require_job_shape(n_devices, devices.gpus_per_node());
-  require(plan.batch % n_devices == 0,
-          "batch " + std::to_string(plan.batch) + " cannot be split over " + std::to_string(n_devices) +
-              " GPUs: expected a multiple of " + std::to_string(n_devices));
 
-  // Search nodes ("units"): one per layer, except element-wise layers that join their producer.
-  plan.unit_of_layer.assign(static_cast<size_t>(graph.size()), -1);
-  std::vector<int> head;  // unit -> its first layer
-  for (const Layer& l : graph.layers()) {
-    const auto producer_unit = l.inputs.empty() ? -1 : plan.unit_of_layer[static_cast<size_t>(l.inputs[0])];
-    if (options.fuse_elementwise && producer_unit >= 0 &&
-        joins_producer(graph, l, graph.layer(head[static_cast<size_t>(producer_unit)]))) {
-      plan.unit_of_layer[static_cast<size_t>(l.id)] = producer_unit;
-    } else {
-      plan.unit_of_layer[static_cast<size_t>(l.id)] = static_cast<int>(head.size());
-      head.push_back(l.id);
-    }
-  }
-  std::vector<std::vector<Configuration>> space;
-  for (int h : head) {
-    space.push_back(enumerate_configurations(graph.layer(h), n_devices, devices.gpus_per_node(), options.space));
-  }
-  for (const Layer& l : graph.layers()) {
-    plan.space_sizes.push_back(static_cast<int>(space[static_cast<size_t>(plan.unit_of_layer[static_cast<size_t>(l.id)])].size()));
-  }
+  const SearchUnits units = make_search_units(graph, devices, options.space, options.fuse_elementwise);
+  plan.unit_of_layer = units.unit_of_layer;
+  plan.space_sizes.reserve(static_cast<size_t>(graph.size()));
+  for (int u : units.unit_of_layer) plan.space_sizes.push_back(static_cast<int>(units.space[static_cast<size_t>(u)].size()));
 
   const CostModel model(graph, devices, options.sync);
-  CostGraph costs;
-  for (const auto& configs : space) costs.add_node(std::vector<double>(configs.size(), 0.0));
-  std::vector<std::string> unit_key;
-  for (int h : head) unit_key.push_back(space_signature(graph.layer(h)));
-  std::unordered_map<std::string, std::vector<double>> memo;
-  // The table under `key`, computed by fill(table) unless an equal one was computed already.
-  auto table_for = [&](std::string key, size_t size, auto&& fill) -> std::vector<double> {
-    if (!options.share_tables) key.clear();
-    if (!key.empty()) {
-      if (auto it = memo.find(key); it != memo.end()) return it->second;
-    }
-    std::vector<double> table(size);
-    fill(table);
-    if (!key.empty()) memo.emplace(std::move(key), table);
-    return table;
-  };
-  bool out_of_time = false;
-  for (const Layer& l : graph.layers()) {
-    const auto u = static_cast<size_t>(plan.unit_of_layer[static_cast<size_t>(l.id)]);
-    const std::string signature = layer_signature(graph, l);
-    const std::vector<double> node = table_for("node " + signature + " " + unit_key[u], space[u].size(),
-                                               [&](std::vector<double>& t) {
-      for (size_t a = 0; a < space[u].size(); ++a) {
-        t[a] = model.compute_time(l, space[u][a]) + model.sync(l, space[u][a]).time_s;
-      }
-    });
-    for (size_t a = 0; a < space[u].size(); ++a) costs.node_cost[u][a] += node[a];
-    if (head[u] != l.id) continue;  // fused members read their own unit's output
-    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
-      const auto v = static_cast<size_t>(plan.unit_of_layer[static_cast<size_t>(l.inputs[static_cast<size_t>(slot)])]);
-      const std::string key = "edge " + signature + " " + std::to_string(slot) + " " + unit_key[v] + " " + unit_key[u];
-      costs.add_edge(static_cast<int>(v), static_cast<int>(u),
-                     table_for(key, space[v].size() * space[u].size(), [&](std::vector<double>& t) {
-        for (size_t a = 0; a < space[v].size(); ++a) {
-          for (size_t b = 0; b < space[u].size(); ++b) {
-            t[a * space[u].size() + b] = model.transfer(l, slot, space[v][a], space[u][b]).time_s;
-          }
-        }
-      }));
-      if (deadline && Clock::now() > *deadline) out_of_time = true;
-    }
-    if (out_of_time) break;
-  }
+  const std::optional<CostGraph> costs = build_cost_graph(model, units, options.share_tables, deadline);
   plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
-
   SearchResult result;
-  if (!out_of_time) result = solve(costs, SearchOptions{deadline, options.naive_search});
+  if (costs) result = solve(*costs, SearchOptions{deadline, options.naive_search});
   plan.search_s = std::chrono::duration<double>(Clock::now() - start).count();
   plan.search_stats = result.stats;
 
   plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "owt", one_weird_trick(graph, n_devices)));
-
-  if (out_of_time || result.timed_out) {
-    plan.timed_out = true;
-    plan.chosen = plan.best_baseline();
-    std::ostringstream budget;
-    budget << *options.time_budget_s;
-    plan.warning = "the search did not finish within the time budget of " + budget.str() +
-                   " s; using the best baseline (" + plan.chosen.name + ")";
+  if (!costs || result.timed_out) {
+    fall_back_to_baseline(plan, *options.time_budget_s);
     return plan;
   }
   std::vector<Configuration> chosen;
-  for (const Layer& l : graph.layers()) {
-    const auto u = static_cast<size_t>(plan.unit_of_layer[static_cast<size_t>(l.id)]);
-    chosen.push_back(space[u][static_cast<size_t>(result.choice[u])]);
+  chosen.reserve(units.unit_of_layer.size());
+  for (int u : units.unit_of_layer) {
+    chosen.push_back(units.space[static_cast<size_t>(u)][static_cast<size_t>(result.choice[static_cast<size_t>(u)])]);
   }
   plan.chosen = price_strategy(model, "layer-wise", chosen);
   // The search's objective and the per-layer pricing are the same sum in another order.

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 int CostGraph::add_node(std::vector<double> cost) {
@@ -113,7 +115,7 @@ class Solver {
         const int cd = configs(w, dst), cs = configs(w, src);
         for (int a = 0; a < cs; ++a) {
           for (int b = 0; b < cd; ++b) {
-            e.table[static_cast<size_t>(b * cs + a)] += table[static_cast<size_t>(a * cd + b)];
+            e.table[flat_index(b, cs, a)] += table[flat_index(a, cd, b)];
           }
         }
         if (stats) ++stats->edge_eliminations;
@@ -219,12 +221,12 @@ class Solver {
         double best = kInf;
         int best_b = 0;
         for (int b = 0; b < cj; ++b) {
-          const double v = a_tab[static_cast<size_t>(a * cj + b)] + node[static_cast<size_t>(b)] +
-                           b_tab[static_cast<size_t>(b * ck + c)];
+          const double v = a_tab[flat_index(a, cj, b)] + node[static_cast<size_t>(b)] +
+                           b_tab[flat_index(b, ck, c)];
           if (v < best) best = v, best_b = b;
         }
-        table[static_cast<size_t>(a * ck + c)] = best;
-        arg[static_cast<size_t>(a * ck + c)] = best_b;
+        table[flat_index(a, ck, c)] = best;
+        arg[flat_index(a, ck, c)] = best_b;
       }
     }
   }
@@ -241,7 +243,7 @@ class Solver {
     std::vector<std::pair<double, int>> prefix(static_cast<size_t>(cj));
     for (int a = 0; a < ci; ++a) {
       for (int b = 0; b < cj; ++b) {
-        prefix[static_cast<size_t>(b)] = {a_tab[static_cast<size_t>(a * cj + b)] + node[static_cast<size_t>(b)], b};
+        prefix[static_cast<size_t>(b)] = {a_tab[flat_index(a, cj, b)] + node[static_cast<size_t>(b)], b};
       }
       std::sort(prefix.begin(), prefix.end());
       double* row = table.data() + static_cast<size_t>(a) * static_cast<size_t>(ck);
@@ -312,8 +314,8 @@ class Solver {
       for (int v : nodes) total += w.cost[static_cast<size_t>(v)][static_cast<size_t>(current[static_cast<size_t>(v)])];
       for (int id : live_edges) {
         const WorkEdge& e = w.edges[static_cast<size_t>(id)];
-        total += e.table[static_cast<size_t>(current[static_cast<size_t>(e.src)] * configs(w, e.dst) +
-                                             current[static_cast<size_t>(e.dst)])];
+        total += e.table[flat_index(current[static_cast<size_t>(e.src)], configs(w, e.dst),
+                                    current[static_cast<size_t>(e.dst)])];
       }
       if (total < best) best = total, best_choice = current;
       size_t digit = 0;
@@ -346,13 +348,13 @@ class Solver {
       for (int id : std::vector<int>(fixed.out[static_cast<size_t>(pivot)])) {
         const WorkEdge& e = fixed.edges[static_cast<size_t>(id)];
         const int cd = configs(fixed, e.dst);
-        for (int b = 0; b < cd; ++b) fixed.cost[static_cast<size_t>(e.dst)][static_cast<size_t>(b)] += e.table[static_cast<size_t>(c * cd + b)];
+        for (int b = 0; b < cd; ++b) fixed.cost[static_cast<size_t>(e.dst)][static_cast<size_t>(b)] += e.table[flat_index(c, cd, b)];
         remove_edge(fixed, id);
       }
       for (int id : std::vector<int>(fixed.in[static_cast<size_t>(pivot)])) {
         const WorkEdge& e = fixed.edges[static_cast<size_t>(id)];
         const int cp = configs(fixed, pivot);
-        for (int a = 0; a < configs(fixed, e.src); ++a) fixed.cost[static_cast<size_t>(e.src)][static_cast<size_t>(a)] += e.table[static_cast<size_t>(a * cp + c)];
+        for (int a = 0; a < configs(fixed, e.src); ++a) fixed.cost[static_cast<size_t>(e.src)][static_cast<size_t>(a)] += e.table[flat_index(a, cp, c)];
         remove_edge(fixed, id);
       }
       fixed.constant += fixed.cost[static_cast<size_t>(pivot)][static_cast<size_t>(c)];

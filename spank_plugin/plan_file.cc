@@ -129,7 +129,7 @@ std::string plan_difference(const std::string& ours, const std::string& theirs) 
 std::string publish_plan(const std::string& dir, const std::string& name, int node_id, const std::string& text,
                          std::time_t step_start) {
   require(!dir.empty(), "no folder for the plan file: set plan_dir in the admin config or give the job a working directory");
-  const std::string path = dir + "/" + name;
+  std::string path = dir + "/" + name;
   TempFile temp{dir + "/." + name + "." + std::to_string(node_id) + "." + std::to_string(::getpid()) + ".tmp"};
   {
     Fd out{::open(temp.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};

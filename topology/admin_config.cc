@@ -35,7 +35,9 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
   GpuFigures gpu;
   const std::string where = "gpu[" + std::to_string(index) + "]";
   bool has_fp32 = false, has_memory_bw = false, has_memory = false;
-  for (const auto& [k, node] : entry) {
+  for (const auto& entry_pair : entry) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     const std::string qualified = where + "." + key;
     at_position(node, path, qualified, [&] {
@@ -84,7 +86,9 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
 }
 
 void read_fabric(const toml::table& table, const std::string& path, FabricConfig& fabric) {
-  for (const auto& [k, node] : table) {
+  for (const auto& entry_pair : table) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     at_position(node, path, "fabric." + key, [&] {
       if (key == "nic_gbits") {
@@ -103,7 +107,9 @@ void read_fabric(const toml::table& table, const std::string& path, FabricConfig
 }
 
 void read_node(const toml::table& table, const std::string& path, NodeLinkConfig& cfg) {
-  for (const auto& [k, node] : table) {
+  for (const auto& entry_pair : table) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     at_position(node, path, "node." + key, [&] {
       if (key == "intra_latency_us") {

@@ -32,7 +32,9 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
   }
   const toml::table* cluster = root["cluster"].as_table();
   require(cluster != nullptr, path + ": no [cluster] table");
-  for (const auto& [k, node] : *cluster) {
+  for (const auto& entry_pair : *cluster) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     // Each value is checked where it stands, so the message names its line and column.
     auto at = [&](auto&& read) {

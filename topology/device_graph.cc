@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 DeviceGraph::DeviceGraph(int nodes, int gpus_per_node, Device device, std::vector<Link> intra,
@@ -13,13 +15,13 @@ DeviceGraph::DeviceGraph(int nodes, int gpus_per_node, Device device, std::vecto
       intra_(std::move(intra)),
       network_(network) {
   if (nodes_ < 1 || gpus_per_node_ < 1) throw std::invalid_argument("a device graph needs devices");
-  if (intra_.size() != static_cast<size_t>(gpus_per_node_ * gpus_per_node_)) {
+  if (intra_.size() != table_size(gpus_per_node_, gpus_per_node_)) {
     throw std::invalid_argument("intra-node link matrix must be gpus_per_node squared");
   }
 }
 
 const Link& DeviceGraph::intra_link(int a, int b) const {
-  return intra_[static_cast<size_t>(local_index(a) * gpus_per_node_ + local_index(b))];
+  return intra_[flat_index(local_index(a), gpus_per_node_, local_index(b))];
 }
 
 std::string DeviceGraph::describe() const {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/index.h"
 #include "topology/hwloc_xml_file.h"
 #include "topology/nvlink_counts.h"
 
@@ -318,7 +319,7 @@ HwlocNode read_loaded(hwloc_topology_t topology, const std::string& origin) {
     node.gpus.push_back(read_gpu(topology, pci));
   }
   const int g = node.gpu_count();
-  node.links.assign(static_cast<size_t>(g * g), GpuLink{});
+  node.links.assign(table_size(g, g), GpuLink{});
 
   for (hwloc_obj_t osdev = hwloc_get_next_osdev(topology, nullptr); osdev != nullptr;
        osdev = hwloc_get_next_osdev(topology, osdev)) {

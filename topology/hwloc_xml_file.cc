@@ -35,7 +35,7 @@ std::string read_hwloc_xml_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw UsageError("cannot read hwloc XML file '" + path + "': read error");
-  const std::string text = buffer.str();
+  std::string text = buffer.str();
 
   const size_t tag = text.find("<topology");
   if (tag == std::string::npos) {

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 const char* source_name(Source source) {
@@ -45,7 +47,7 @@ NodeTopology restrict_gpus(const NodeTopology& topology, const std::vector<int>&
   out.notes = topology.notes;
   for (int i : indices) out.gpus.push_back(topology.gpus[static_cast<size_t>(i)]);
   const int k = static_cast<int>(indices.size());
-  out.links.resize(static_cast<size_t>(k * k));
+  out.links.resize(table_size(k, k));
   for (int a = 0; a < k; ++a) {
     for (int b = 0; b < k; ++b) {
       out.link(a, b) = topology.link(indices[static_cast<size_t>(a)], indices[static_cast<size_t>(b)]);

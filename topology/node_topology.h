@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 // Where a discovered value came from.
@@ -86,8 +88,8 @@ struct NodeTopology {
   std::vector<std::string> notes;
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
-  const GpuLink& link(int a, int b) const { return links[static_cast<size_t>(a * gpu_count() + b)]; }
-  GpuLink& link(int a, int b) { return links[static_cast<size_t>(a * gpu_count() + b)]; }
+  const GpuLink& link(int a, int b) const { return links[flat_index(a, gpu_count(), b)]; }
+  GpuLink& link(int a, int b) { return links[flat_index(a, gpu_count(), b)]; }
 };
 
 // The same node with only the GPUs at `indices` (positions in `gpus`, in the order

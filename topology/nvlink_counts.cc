@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 NvlinkCounts::NvlinkCounts(int gpu_count)
@@ -24,7 +26,7 @@ int apply_nvlink_counts(const NvlinkCounts& counts, Source source, NodeTopology&
                            std::to_string(node.gpu_count()));
   }
   const int g = counts.gpus;
-  auto at = [g](int a, int b) { return static_cast<size_t>(a * g + b); };
+  auto at = [g](int a, int b) { return flat_index(a, g, b); };
   int set = 0;
   for (int a = 0; a < g; ++a) {
     for (int b = 0; b < g; ++b) {

@@ -5,6 +5,7 @@
 // "GPU -> switch" into "GPU -> GPU" for both.
 #include <vector>
 
+#include "common/index.h"
 #include "topology/node_topology.h"
 
 namespace layerplan {
@@ -20,8 +21,8 @@ struct NvlinkCounts {
   std::vector<double> switch_gbytes;
   std::vector<int> switch_links;
 
-  double& direct(int from, int to) { return direct_gbytes[static_cast<size_t>(from * gpus + to)]; }
-  int& links(int from, int to) { return direct_links[static_cast<size_t>(from * gpus + to)]; }
+  double& direct(int from, int to) { return direct_gbytes[flat_index(from, gpus, to)]; }
+  int& links(int from, int to) { return direct_links[flat_index(from, gpus, to)]; }
   bool any() const;  // some GPU has some NVLink
 };
 

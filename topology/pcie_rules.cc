@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "common/index.h"
+
 namespace layerplan {
 
 PathKind classify_pcie_pair(const GpuInfo& a, const GpuInfo& b) {
@@ -26,7 +28,7 @@ double pcie_pair_gbytes(const GpuInfo& a, const GpuInfo& b) {
 
 void complete_links(NodeTopology& node, bool nvlink_known, const std::string& why_unknown) {
   const int g = node.gpu_count();
-  node.links.resize(static_cast<size_t>(g * g));
+  node.links.resize(table_size(g, g));
   const bool switch_fabric = !nvlink_known && !node.nvswitches.empty();
   if (g > 1 && !nvlink_known) {
     if (switch_fabric) {

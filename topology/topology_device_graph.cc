@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/index.h"
 #include "topology/pcie_rules.h"
 #include "topology/toml_fields.h"
 
@@ -117,7 +118,7 @@ DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const
   for (int a = 0; a < g; ++a) {
     for (int b = 0; b < g; ++b) {
       const double gbytes = a == b ? 0.0 : priced_node.link(a, b).gbytes;
-      intra[static_cast<size_t>(a * g + b)] = Link{gbytes * kGiga, config.node.intra_latency_us * 1e-6};
+      intra[flat_index(a, g, b)] = Link{gbytes * kGiga, config.node.intra_latency_us * 1e-6};
     }
   }
   const NetworkEstimate network = estimate_network(priced_node, config.fabric);

@@ -1,0 +1,151 @@
+#include "planner/cost_tables.h"
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace layerplan {
+
+namespace {
+
+// Element-wise layers that take their producer's configuration: a ReLU, batch-norm or
+// dropout whose producer feeds nothing else, when the producer's search node (`head`, the
+// first layer of its chain) can split every dimension the element-wise layer could. This
+// is a restriction of the space (docs/planner.md): it removes re-partitioning between a
+// layer and its activation, which no plan of the zoo models gains from at 4-16 GPUs. Every
+// baseline satisfies it, so the layer-wise optimum is never worse than a baseline.
+bool joins_producer(const ModelGraph& graph, const Layer& layer, const Layer& head) {
+  const bool elementwise = layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kBatchNorm ||
+                           layer.kind == LayerKind::kDropout;
+  if (!elementwise || layer.inputs.size() != 1) return false;
+  const Layer& producer = graph.layer(layer.inputs[0]);
+  if (producer.kind == LayerKind::kInput || graph.consumers(producer.id).size() != 1) return false;
+  const auto head_dims = splittable_dims(head.kind);
+  for (int d = 0; d < kNumDims; ++d) {
+    if (layer.output[d] > 1 && !head_dims[static_cast<size_t>(d)]) return false;
+  }
+  return true;
+}
+
+// What a layer's costs depend on besides its configuration: kind, window, bias, and
+// the shapes it reads and writes. Layers with equal signatures have equal cost tables.
+std::string layer_signature(const ModelGraph& graph, const Layer& l) {
+  std::string key(kind_name(l.kind));
+  const Window& w = l.window;
+  for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w, int{l.has_bias}}) {
+    key += "," + std::to_string(v);
+  }
+  key += ">" + l.output.str();
+  for (int in : l.inputs) key += "<" + graph.layer(in).output.str();
+  return key;
+}
+
+// What a unit's configuration list depends on: its first layer's splittable dimensions and shape.
+std::string space_signature(const Layer& head) {
+  std::string key = head.output.str() + ":";
+  for (bool split : splittable_dims(head.kind)) key += split ? '1' : '0';
+  return key;
+}
+
+// Fills the tables of a cost graph layer by layer, computing each distinct table once.
+class CostGraphBuilder {
+ public:
+  CostGraphBuilder(const CostModel& model, const SearchUnits& units, bool share_tables)
+      : model_(model), units_(units), share_tables_(share_tables) {
+    for (const auto& configs : units_.space) costs_.add_node(std::vector<double>(configs.size(), 0.0));
+    for (int h : units_.head) unit_key_.push_back(space_signature(model_.graph().layer(h)));
+  }
+
+  // Adds the layer's compute and sync to its unit and, for a unit's first layer, the edges into it.
+  void add_layer(const Layer& l) {
+    const auto u = unit(l.id);
+    const std::string signature = layer_signature(model_.graph(), l);
+    const std::vector<double> node = node_table(l, u, "node " + signature + " " + unit_key_[u]);
+    for (size_t a = 0; a < node.size(); ++a) costs_.node_cost[u][a] += node[a];
+    if (units_.head[u] != l.id) return;  // fused members read their own unit's output
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      const auto v = unit(l.inputs[static_cast<size_t>(slot)]);
+      const std::string key = "edge " + signature + " " + std::to_string(slot) + " " + unit_key_[v] + " " + unit_key_[u];
+      costs_.add_edge(static_cast<int>(v), static_cast<int>(u), edge_table(l, slot, v, u, key));
+    }
+  }
+
+  CostGraph take() { return std::move(costs_); }
+
+ private:
+  size_t unit(int layer) const { return static_cast<size_t>(units_.unit_of_layer[static_cast<size_t>(layer)]); }
+
+  std::vector<double> node_table(const Layer& l, size_t u, std::string key) {
+    const std::vector<Configuration>& space = units_.space[u];
+    if (const std::vector<double>* known = find(key)) return *known;
+    std::vector<double> t(space.size());
+    for (size_t a = 0; a < space.size(); ++a) t[a] = model_.compute_time(l, space[a]) + model_.sync(l, space[a]).time_s;
+    return remember(std::move(key), std::move(t));
+  }
+
+  std::vector<double> edge_table(const Layer& l, int slot, size_t v, size_t u, std::string key) {
+    const std::vector<Configuration>& from = units_.space[v];
+    const std::vector<Configuration>& to = units_.space[u];
+    if (const std::vector<double>* known = find(key)) return *known;
+    std::vector<double> t(from.size() * to.size());
+    for (size_t a = 0; a < from.size(); ++a) {
+      for (size_t b = 0; b < to.size(); ++b) t[a * to.size() + b] = model_.transfer(l, slot, from[a], to[b]).time_s;
+    }
+    return remember(std::move(key), std::move(t));
+  }
+
+  const std::vector<double>* find(const std::string& key) const {
+    if (!share_tables_) return nullptr;
+    const auto it = memo_.find(key);
+    return it == memo_.end() ? nullptr : &it->second;
+  }
+
+  std::vector<double> remember(std::string key, std::vector<double> table) {
+    if (share_tables_) memo_.emplace(std::move(key), table);
+    return table;
+  }
+
+  const CostModel& model_;
+  const SearchUnits& units_;
+  const bool share_tables_;
+  CostGraph costs_;
+  std::vector<std::string> unit_key_;
+  std::unordered_map<std::string, std::vector<double>> memo_;
+};
+
+}  // namespace
+
+SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& devices, const SpaceOptions& space,
+                              bool fuse_elementwise) {
+  SearchUnits units;
+  units.unit_of_layer.assign(static_cast<size_t>(graph.size()), -1);
+  for (const Layer& l : graph.layers()) {
+    const int producer_unit = l.inputs.empty() ? -1 : units.unit_of_layer[static_cast<size_t>(l.inputs[0])];
+    if (fuse_elementwise && producer_unit >= 0 &&
+        joins_producer(graph, l, graph.layer(units.head[static_cast<size_t>(producer_unit)]))) {
+      units.unit_of_layer[static_cast<size_t>(l.id)] = producer_unit;
+    } else {
+      units.unit_of_layer[static_cast<size_t>(l.id)] = static_cast<int>(units.head.size());
+      units.head.push_back(l.id);
+    }
+  }
+  units.space.reserve(units.head.size());
+  for (int h : units.head) {
+    units.space.push_back(
+        enumerate_configurations(graph.layer(h), devices.device_count(), devices.gpus_per_node(), space));
+  }
+  return units;
+}
+
+std::optional<CostGraph> build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables,
+                                          std::optional<std::chrono::steady_clock::time_point> deadline) {
+  CostGraphBuilder builder(model, units, share_tables);
+  for (const Layer& l : model.graph().layers()) {
+    builder.add_layer(l);
+    const bool adds_edges = !l.inputs.empty() && units.head[static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.id)])] == l.id;
+    if (deadline && adds_edges && std::chrono::steady_clock::now() > *deadline) return std::nullopt;
+  }
+  return builder.take();
+}
+
+}  // namespace layerplan
