@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <type_traits>
 #include <vector>
 
 #include "common/index.h"
@@ -112,8 +111,8 @@ FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& c
 }
 
 const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg, int qdeg) {
-  const auto at = static_cast<size_t>((d * divisors_ + rank_of_[static_cast<size_t>(pdeg)]) * divisors_ +
-                                      rank_of_[static_cast<size_t>(qdeg)]);
+  const size_t at = flat_index(d, divisors_, rank_of_[static_cast<size_t>(pdeg)]) * static_cast<size_t>(divisors_) +
+                    static_cast<size_t>(rank_of_[static_cast<size_t>(qdeg)]);
   DimTable& t = tables_[at];
   if (built_[at]) return t;
   built_[at] = 1;
@@ -206,102 +205,111 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
   return b;
 }
 
-bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configuration& consumer_config,
-                                  EdgeTraffic& out) {
-  if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
+bool FactoredEdgeTraffic::dim_tables(const Degrees& pd, const Degrees& qd, DimTables& dim) {
   const int count = devices_.device_count();
-  if (producer.devices.back() >= count || consumer_config.devices.back() >= count) return false;
-  const Degrees& pd = producer.degrees;
-  const Degrees& qd = consumer_config.degrees;
-  std::array<const DimTable*, kNumDims> dim{};
   for (int d = 0; d < kNumDims; ++d) {
     if (pd[d] < 1 || pd[d] > count || qd[d] < 1 || qd[d] > count) return false;
     if (rank_of_[static_cast<size_t>(pd[d])] < 0 || rank_of_[static_cast<size_t>(qd[d])] < 0) return false;
     dim[static_cast<size_t>(d)] = &table(d, pd[d], qd[d]);
   }
-  const int nodes = devices_.nodes(), g = devices_.gpus_per_node();
-  const int pfirst = producer.devices.front(), qfirst = consumer_config.devices.front();
+  return true;
+}
+
+int64_t FactoredEdgeTraffic::more_boxes_received(const Frame& f, size_t k, const Coords& q) {
+  int64_t sum = 0;
+  for (auto b = static_cast<size_t>(f.pb.more[k]); b < static_cast<size_t>(f.pb.more[k + 1]); ++b) {
+    int64_t part = 1;
+    for (size_t d = 0; d < kNumDims; ++d) part *= f.dim[d]->over_i(f.pb.more_lo[b][d], f.pb.more_hi[b][d], q[d]);
+    sum += part;
+  }
+  return sum;
+}
+
+int64_t FactoredEdgeTraffic::more_boxes_sent(const Frame& f, size_t k, const Coords& p) {
+  int64_t sum = 0;
+  for (auto b = static_cast<size_t>(f.qb.more[k]); b < static_cast<size_t>(f.qb.more[k + 1]); ++b) {
+    int64_t part = 1;
+    for (size_t d = 0; d < kNumDims; ++d) part *= f.dim[d]->over_j(p[d], f.qb.more_lo[b][d], f.qb.more_hi[b][d]);
+    sum += part;
+  }
+  return sum;
+}
+
+template <bool kMoreBoxes>
+void FactoredEdgeTraffic::add_receivers(const Frame& f, EdgeTraffic& out) const {
+  const Degrees& pd = f.producer.degrees;
+  const Degrees& qd = f.consumer.degrees;
+  const int qfirst = f.consumer.devices.front();
+  Coords q{}, p_local{};
+  const int local_offset = qfirst - f.producer.devices.front();  // producer tile on consumer tile 0's device
+  if (local_offset >= 0 && local_offset < f.producer.tiles()) p_local = tile_coords(pd, local_offset);
+  for (int t = 0; t < f.consumer.tiles(); ++t, next_tile(qd, q)) {
+    const int dev = qfirst + t;
+    const auto k = static_cast<size_t>(dev / f.gpus_per_node);
+    int64_t region = 1, in_node = f.pb.has[k] ? 1 : 0, local = 1;
+    const int local_tile = t + local_offset;
+    const bool has_local = local_tile >= 0 && local_tile < f.producer.tiles();
+    for (size_t d = 0; d < kNumDims; ++d) {
+      const DimTable& tab = *f.dim[d];
+      region *= tab.need[static_cast<size_t>(q[d])];
+      if (in_node) in_node *= tab.over_i(f.pb.lo[k][d], f.pb.hi[k][d], q[d]);
+      if (has_local) local *= tab.overlap_at(p_local[d], q[d]);
+    }
+    if constexpr (kMoreBoxes) in_node += more_boxes_received(f, k, q);
+    if (!has_local) local = 0;
+    if (has_local) next_tile(pd, p_local);
+    out.intra_recv[static_cast<size_t>(dev)] = in_node - local;
+    out.net_in[k] += region - in_node;
+    out.total += region - local;
+  }
+}
+
+template <bool kMoreBoxes>
+void FactoredEdgeTraffic::add_senders(const Frame& f, EdgeTraffic& out) const {
+  const Degrees& pd = f.producer.degrees;
+  const Degrees& qd = f.consumer.degrees;
+  const int pfirst = f.producer.devices.front();
+  Coords p{}, q_local{};
+  const int q_offset = pfirst - f.consumer.devices.front();
+  if (q_offset >= 0 && q_offset < f.consumer.tiles()) q_local = tile_coords(qd, q_offset);
+  for (int t = 0; t < f.producer.tiles(); ++t, next_tile(pd, p)) {
+    const int dev = pfirst + t;
+    const auto k = static_cast<size_t>(dev / f.gpus_per_node);
+    int64_t all = 1, in_node = f.qb.has[k] ? 1 : 0, local = 1;
+    const int local_tile = t + q_offset;
+    const bool has_local = local_tile >= 0 && local_tile < f.consumer.tiles();
+    for (size_t d = 0; d < kNumDims; ++d) {
+      const DimTable& tab = *f.dim[d];
+      all *= tab.over_j(p[d], 0, qd[static_cast<int>(d)] - 1);
+      if (in_node) in_node *= tab.over_j(p[d], f.qb.lo[k][d], f.qb.hi[k][d]);
+      if (has_local) local *= tab.overlap_at(p[d], q_local[d]);
+    }
+    if constexpr (kMoreBoxes) in_node += more_boxes_sent(f, k, p);
+    if (!has_local) local = 0;
+    if (has_local) next_tile(qd, q_local);
+    out.intra_send[static_cast<size_t>(dev)] = in_node - local;
+    out.net_out[k] += all - in_node;
+  }
+}
+
+bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configuration& consumer_config,
+                                  EdgeTraffic& out) {
+  if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
+  const int count = devices_.device_count();
+  if (producer.devices.back() >= count || consumer_config.devices.back() >= count) return false;
+  DimTables dim{};
+  if (!dim_tables(producer.degrees, consumer_config.degrees, dim)) return false;
   const NodeBoxes& pb = node_boxes(producer);
   const NodeBoxes& qb = node_boxes(consumer_config);
   if (!pb.valid || !qb.valid) return false;
-  out.reset(count, nodes);
-  // kMoreBoxes: some node holds its tiles as more than one box. Compiled separately so that
-  // the common case (always so for powers of two) runs the single-box loop alone.
-  auto accumulate = [&](auto more_boxes) {
-    constexpr bool kMoreBoxes = decltype(more_boxes)::value;
-    // Receivers: each consumer tile needs its region, minus what its own device holds; what
-    // its node's producer tiles hold comes over intra-node links, the rest over the network.
-    Coords q{}, p_local{};
-    const int local_offset = qfirst - pfirst;  // producer tile index on consumer tile 0's device
-    if (local_offset >= 0 && local_offset < producer.tiles()) p_local = tile_coords(pd, local_offset);
-    for (int t = 0; t < consumer_config.tiles(); ++t, next_tile(qd, q)) {
-      const int dev = qfirst + t;
-      const auto k = static_cast<size_t>(dev / g);
-      int64_t region = 1, in_node = pb.has[k] ? 1 : 0, local = 1;
-      const int local_tile = t + local_offset;
-      const bool has_local = local_tile >= 0 && local_tile < producer.tiles();
-      for (int d = 0; d < kNumDims; ++d) {
-        const auto i_d = static_cast<size_t>(d);
-        const DimTable& tab = *dim[i_d];
-        region *= tab.need[static_cast<size_t>(q[i_d])];
-        if (in_node) in_node *= tab.over_i(pb.lo[k][i_d], pb.hi[k][i_d], q[i_d]);
-        if (has_local) local *= tab.overlap_at(p_local[i_d], q[i_d]);
-      }
-      if constexpr (kMoreBoxes) {
-        for (auto b = static_cast<size_t>(pb.more[k]); b < static_cast<size_t>(pb.more[k + 1]); ++b) {
-          int64_t part = 1;
-          for (int d = 0; d < kNumDims; ++d) {
-            const auto i_d = static_cast<size_t>(d);
-            part *= dim[i_d]->over_i(pb.more_lo[b][i_d], pb.more_hi[b][i_d], q[i_d]);
-          }
-          in_node += part;
-        }
-      }
-      if (!has_local) local = 0;
-      if (has_local) next_tile(pd, p_local);
-      out.intra_recv[static_cast<size_t>(dev)] = in_node - local;
-      out.net_in[k] += region - in_node;
-      out.total += region - local;
-    }
-    // Senders: each producer tile sends its overlap with every consumer region, minus its
-    // own device's; to its node's consumer tiles over intra-node links, the rest over the
-    // network.
-    Coords p{}, q_local{};
-    const int q_offset = pfirst - qfirst;
-    if (q_offset >= 0 && q_offset < consumer_config.tiles()) q_local = tile_coords(qd, q_offset);
-    for (int t = 0; t < producer.tiles(); ++t, next_tile(pd, p)) {
-      const int dev = pfirst + t;
-      const auto k = static_cast<size_t>(dev / g);
-      int64_t all = 1, in_node = qb.has[k] ? 1 : 0, local = 1;
-      const int local_tile = t + q_offset;
-      const bool has_local = local_tile >= 0 && local_tile < consumer_config.tiles();
-      for (int d = 0; d < kNumDims; ++d) {
-        const auto i_d = static_cast<size_t>(d);
-        const DimTable& tab = *dim[i_d];
-        all *= tab.over_j(p[i_d], 0, qd[d] - 1);
-        if (in_node) in_node *= tab.over_j(p[i_d], qb.lo[k][i_d], qb.hi[k][i_d]);
-        if (has_local) local *= tab.overlap_at(p[i_d], q_local[i_d]);
-      }
-      if constexpr (kMoreBoxes) {
-        for (auto b = static_cast<size_t>(qb.more[k]); b < static_cast<size_t>(qb.more[k + 1]); ++b) {
-          int64_t part = 1;
-          for (int d = 0; d < kNumDims; ++d) {
-            const auto i_d = static_cast<size_t>(d);
-            part *= dim[i_d]->over_j(p[i_d], qb.more_lo[b][i_d], qb.more_hi[b][i_d]);
-          }
-          in_node += part;
-        }
-      }
-      if (!has_local) local = 0;
-      if (has_local) next_tile(qd, q_local);
-      out.intra_send[static_cast<size_t>(dev)] = in_node - local;
-      out.net_out[k] += all - in_node;
-    }
-  };
+  out.reset(count, devices_.nodes());
+  const Frame f{producer, consumer_config, dim, pb, qb, devices_.gpus_per_node()};
   if (pb.one_box && qb.one_box) {
-    accumulate(std::false_type{});
+    add_receivers<false>(f, out);
+    add_senders<false>(f, out);
   } else {
-    accumulate(std::true_type{});
+    add_receivers<true>(f, out);
+    add_senders<true>(f, out);
   }
   return true;
 }

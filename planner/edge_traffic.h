@@ -77,6 +77,34 @@ class FactoredEdgeTraffic {
   };
   const NodeBoxes& node_boxes(const Configuration& config);  // cached by degrees and block
 
+  using Coords = std::array<int, kNumDims>;
+  using DimTables = std::array<const DimTable*, kNumDims>;
+  // What one compute() reads: both configurations, their per-dimension tables and boxes.
+  struct Frame {
+    const Configuration& producer;
+    const Configuration& consumer;
+    DimTables dim;
+    const NodeBoxes& pb;
+    const NodeBoxes& qb;
+    int gpus_per_node;
+  };
+  // The tables of the degree pair along every dimension; false if a degree is not a divisor.
+  bool dim_tables(const Degrees& pd, const Degrees& qd, DimTables& dim);
+  // Receivers: each consumer tile needs its region, minus what its own device holds; what
+  // its node's producer tiles hold comes over intra-node links, the rest over the network.
+  // kMoreBoxes: some node holds its tiles as more than one box. Compiled separately so that
+  // the common case (always so for powers of two) runs the single-box loop alone.
+  template <bool kMoreBoxes>
+  void add_receivers(const Frame& f, EdgeTraffic& out) const;
+  // Senders: each producer tile sends its overlap with every consumer region, minus its
+  // own device's; to its node's consumer tiles over intra-node links, the rest over the network.
+  template <bool kMoreBoxes>
+  void add_senders(const Frame& f, EdgeTraffic& out) const;
+  // What node k's further producer boxes share with consumer tile q's region, and what
+  // producer tile p shares with the regions of node k's further consumer boxes.
+  static int64_t more_boxes_received(const Frame& f, size_t k, const Coords& q);
+  static int64_t more_boxes_sent(const Frame& f, size_t k, const Coords& p);
+
   const ModelGraph& graph_;
   const Layer& consumer_;
   int slot_;
