@@ -16,7 +16,7 @@ constexpr long long kMaxBatch = 1LL << 24;
 
 std::string checked_text(const char* value, const std::string& option, const std::string& expected) {
   require(value != nullptr && *value != '\0', option + " needs a value: expected " + expected);
-  const std::string text(value);
+  std::string text(value);
   require(text.size() <= kMaxValueLength,
           option + " value of " + std::to_string(text.size()) + " characters: expected at most " +
               std::to_string(kMaxValueLength));

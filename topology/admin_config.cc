@@ -137,7 +137,9 @@ void read_node(const toml::table& table, const std::string& path, NodeLinkConfig
 }
 
 void read_overrides(const toml::table& table, const std::string& path, TopologyOverrides& out) {
-  for (const auto& [k, node] : table) {
+  for (const auto& entry_pair : table) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     at_position(node, path, "overrides." + key, [&] {
       if (key == "gpu_model") {
@@ -220,7 +222,9 @@ void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::stri
 namespace {
 
 void read_slurm(const toml::table& table, const std::string& path, SlurmDefaults& slurm) {
-  for (const auto& [k, node] : table) {
+  for (const auto& entry_pair : table) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     at_position(node, path, "slurm." + key, [&] {
       if (key == "allowed_modes" || key == "model_path") {
@@ -245,7 +249,9 @@ AdminConfig load_admin_config(const std::string& path) {
   AdminConfig config;
   config.path = path;
   const toml::table root = parse_toml_file(path, "admin config");
-  for (const auto& [k, node] : root) {
+  for (const auto& entry_pair : root) {
+    const toml::key& k = entry_pair.first;
+    const toml::node& node = entry_pair.second;
     const std::string key(k.str());
     if (key == "gpu") {
       const toml::array* entries = node.as_array();

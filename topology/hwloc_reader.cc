@@ -135,61 +135,80 @@ Locality locality_of(hwloc_topology_t topology, hwloc_obj_t obj) {
   return out;
 }
 
-GpuInfo read_gpu(hwloc_topology_t topology, hwloc_obj_t pci) {
-  GpuInfo gpu;
-  gpu.pci_bus_id = bus_id(pci);
-  gpu.pcie_gbytes = pci->attr->pcidev.linkspeed > 0 ? static_cast<double>(pci->attr->pcidev.linkspeed) : 0.0;
+// The GPU model names its OS devices report, by the library that reported them.
+struct ReportedModels {
+  std::string cuda, nvml, opencl;
+};
 
-  std::string cuda_model, nvml_model, opencl_model;
+// Memory from the CUDA OS device's attribute, if any.
+void read_cuda_device(hwloc_obj_t child, GpuInfo& gpu) {
+  const std::string kib = info(child, "CUDAGlobalMemorySize");
+  if (!kib.empty() && gpu.memory_bytes <= 0) {
+    gpu.memory_bytes = std::strtod(kib.c_str(), nullptr) * kKiB;
+    gpu.memory_source = Source::kHwloc;
+  }
+}
+
+// The GPU's OS devices (CUDA, NVML, OpenCL): their names, the first model each reports,
+// the CUDA memory size and the NVML UUID.
+ReportedModels read_os_devices(hwloc_obj_t pci, GpuInfo& gpu) {
+  ReportedModels models;
   for (hwloc_obj_t child = pci->io_first_child; child != nullptr; child = child->next_sibling) {
     if (child->type != HWLOC_OBJ_OS_DEVICE) continue;
     const GpuOsDevice kind = gpu_os_device_kind(child);
     if (kind == GpuOsDevice::kOther) continue;
     gpu.os_devices.push_back(child->name != nullptr ? child->name : "");
     const std::string model = info(child, "GPUModel");
-    if (kind == GpuOsDevice::kCuda) {
-      if (cuda_model.empty()) cuda_model = model;
-      const std::string kib = info(child, "CUDAGlobalMemorySize");
-      if (!kib.empty() && gpu.memory_bytes <= 0) {
-        gpu.memory_bytes = std::strtod(kib.c_str(), nullptr) * kKiB;
-        gpu.memory_source = Source::kHwloc;
-      }
-    } else if (kind == GpuOsDevice::kNvml) {
-      if (nvml_model.empty()) nvml_model = model;
-      if (gpu.uuid.empty()) gpu.uuid = info(child, "NVIDIAUUID");
-    } else {
-      if (opencl_model.empty()) opencl_model = model;
+    std::string& first = kind == GpuOsDevice::kCuda ? models.cuda
+                         : kind == GpuOsDevice::kNvml ? models.nvml
+                                                      : models.opencl;
+    if (first.empty()) first = model;
+    if (kind == GpuOsDevice::kCuda) read_cuda_device(child, gpu);
+    if (kind == GpuOsDevice::kNvml && gpu.uuid.empty()) gpu.uuid = info(child, "NVIDIAUUID");
+  }
+  return models;
+}
+
+// OpenCL's memory size, used only where CUDA gave none.
+void read_opencl_memory(hwloc_obj_t pci, GpuInfo& gpu) {
+  if (gpu.memory_bytes > 0) return;
+  for (hwloc_obj_t child = pci->io_first_child; child != nullptr; child = child->next_sibling) {
+    if (child->type != HWLOC_OBJ_OS_DEVICE || gpu_os_device_kind(child) != GpuOsDevice::kOpencl) continue;
+    const std::string kib = info(child, "OpenCLGlobalMemorySize");
+    if (!kib.empty()) {
+      gpu.memory_bytes = std::strtod(kib.c_str(), nullptr) * kKiB;
+      gpu.memory_source = Source::kHwloc;
+      return;
     }
   }
-  // OpenCL memory only where CUDA gave none.
-  if (gpu.memory_bytes <= 0) {
-    for (hwloc_obj_t child = pci->io_first_child; child != nullptr; child = child->next_sibling) {
-      if (child->type != HWLOC_OBJ_OS_DEVICE || gpu_os_device_kind(child) != GpuOsDevice::kOpencl) continue;
-      const std::string kib = info(child, "OpenCLGlobalMemorySize");
-      if (!kib.empty()) {
-        gpu.memory_bytes = std::strtod(kib.c_str(), nullptr) * kKiB;
-        gpu.memory_source = Source::kHwloc;
-        break;
-      }
-    }
-  }
-  for (const std::string* model : {&cuda_model, &nvml_model, &opencl_model}) {
+}
+
+// The model name: CUDA's, else NVML's, else OpenCL's, else the PCI device name, else the PCI id.
+void choose_model(hwloc_obj_t pci, const ReportedModels& models, GpuInfo& gpu) {
+  for (const std::string* model : {&models.cuda, &models.nvml, &models.opencl}) {
     if (!model->empty()) {
       gpu.model = *model;
       gpu.model_source = Source::kHwloc;
-      break;
+      return;
     }
   }
-  if (gpu.model.empty()) {
-    gpu.model = info(pci, "PCIDevice");
-    if (!gpu.model.empty()) {
-      gpu.model_source = Source::kHwloc;
-    } else {
-      char id[32];
-      std::snprintf(id, sizeof id, "NVIDIA GPU [10de:%04x]", static_cast<unsigned>(pci->attr->pcidev.device_id));
-      gpu.model = id;
-    }
+  gpu.model = info(pci, "PCIDevice");
+  if (!gpu.model.empty()) {
+    gpu.model_source = Source::kHwloc;
+    return;
   }
+  char id[32];
+  std::snprintf(id, sizeof id, "NVIDIA GPU [10de:%04x]", static_cast<unsigned>(pci->attr->pcidev.device_id));
+  gpu.model = id;
+}
+
+GpuInfo read_gpu(hwloc_topology_t topology, hwloc_obj_t pci) {
+  GpuInfo gpu;
+  gpu.pci_bus_id = bus_id(pci);
+  gpu.pcie_gbytes = pci->attr->pcidev.linkspeed > 0 ? static_cast<double>(pci->attr->pcidev.linkspeed) : 0.0;
+  const ReportedModels models = read_os_devices(pci, gpu);
+  read_opencl_memory(pci, gpu);
+  choose_model(pci, models, gpu);
 
   const Locality where = locality_of(topology, pci);
   gpu.numa_node = where.numa_node;
@@ -252,39 +271,48 @@ int nvlinks_for(double mbytes) {
 }
 
 // Adds the NVLinkBandwidth matrices' GPU<->GPU and GPU<->NVSwitch entries to `counts`.
+// Per object of an NVLink bandwidth matrix: a GPU position, -2 for an NVSwitch, -1 for anything else.
+std::vector<int> matrix_roles(const hwloc_distances_s* m, const std::map<std::string, int>& gpu_of_bus) {
+  std::vector<int> role(m->nbobjs, -1);
+  for (unsigned i = 0; i < m->nbobjs; ++i) {
+    hwloc_obj_t pci = pci_of(m->objs[i]);
+    if (pci == nullptr) continue;
+    const auto gpu = gpu_of_bus.find(bus_id(pci));
+    if (gpu != gpu_of_bus.end()) {
+      role[i] = gpu->second;
+    } else if (is_nvswitch(pci)) {
+      role[i] = -2;
+    }
+  }
+  return role;
+}
+
+// GPU `i`'s row of the matrix: its links to other GPUs and to NVSwitches.
+void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, unsigned i, NvlinkCounts& counts) {
+  const unsigned n = m->nbobjs;
+  auto value = [m, n](unsigned a, unsigned b) { return static_cast<double>(m->values[a * n + b]); };
+  for (unsigned j = 0; j < n; ++j) {
+    if (i == j) continue;  // the diagonal is artificial (0 or 1000000)
+    if (role[j] >= 0 && role[j] != role[i]) {
+      const double mb = value(i, j);
+      counts.direct(role[i], role[j]) = mb / kMegaPerGiga;
+      counts.links(role[i], role[j]) = nvlinks_for(mb);
+    } else if (role[j] == -2) {
+      // GPU -> switch; either direction of the entry counts.
+      const double mb = std::max(value(i, j), value(j, i));
+      counts.switch_gbytes[static_cast<size_t>(role[i])] += mb / kMegaPerGiga;
+      counts.switch_links[static_cast<size_t>(role[i])] += nvlinks_for(mb);
+    }
+  }
+}
+
 void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus,
                         NvlinkCounts& counts) {
   const Distances distances(topology, "NVLinkBandwidth");
   for (const hwloc_distances_s* m : distances.matrices()) {
-    const unsigned n = m->nbobjs;
-    // Per matrix object: a GPU position, -2 for an NVSwitch, -1 for anything else.
-    std::vector<int> role(n, -1);
-    for (unsigned i = 0; i < n; ++i) {
-      hwloc_obj_t pci = pci_of(m->objs[i]);
-      if (pci == nullptr) continue;
-      const auto gpu = gpu_of_bus.find(bus_id(pci));
-      if (gpu != gpu_of_bus.end()) {
-        role[i] = gpu->second;
-      } else if (is_nvswitch(pci)) {
-        role[i] = -2;
-      }
-    }
-    auto value = [m, n](unsigned i, unsigned j) { return static_cast<double>(m->values[i * n + j]); };
-    for (unsigned i = 0; i < n; ++i) {
-      if (role[i] < 0) continue;
-      for (unsigned j = 0; j < n; ++j) {
-        if (i == j) continue;  // the diagonal is artificial (0 or 1000000)
-        if (role[j] >= 0 && role[j] != role[i]) {
-          const double mb = value(i, j);
-          counts.direct(role[i], role[j]) = mb / kMegaPerGiga;
-          counts.links(role[i], role[j]) = nvlinks_for(mb);
-        } else if (role[j] == -2) {
-          // GPU -> switch; either direction of the entry counts.
-          const double mb = std::max(value(i, j), value(j, i));
-          counts.switch_gbytes[static_cast<size_t>(role[i])] += mb / kMegaPerGiga;
-          counts.switch_links[static_cast<size_t>(role[i])] += nvlinks_for(mb);
-        }
-      }
+    const std::vector<int> role = matrix_roles(m, gpu_of_bus);
+    for (unsigned i = 0; i < m->nbobjs; ++i) {
+      if (role[i] >= 0) add_matrix_row(m, role, i, counts);
     }
   }
 }

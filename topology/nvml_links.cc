@@ -149,6 +149,33 @@ void fill_gpu_facts(const Api& api, nvml::Device device, GpuInfo& gpu) {
   }
 }
 
+// GPU `a`'s active NVLinks, counted towards its peer GPU or to an NVSwitch; returns how
+// many it counted (links to anything else, e.g. a POWER9 CPU, are no path between GPUs).
+int count_device_links(const Api& api, nvml::Device device, int a, const std::map<std::string, int>& gpu_of_bus,
+                       NvlinkCounts& counts) {
+  int counted = 0;
+  for (unsigned link = 0; link < nvml::kMaxLinks; ++link) {
+    int state = 0;
+    if (api.link_state(device, link, &state) != nvml::kSuccess || state != nvml::kFeatureEnabled) continue;
+    nvml::PciInfo remote{};
+    if (api.link_remote(device, link, &remote) != nvml::kSuccess) continue;
+    remote.bus_id[sizeof remote.bus_id - 1] = '\0';
+    const double rate = gbytes_per_link(api, device, link);
+    const auto peer = gpu_of_bus.find(normalize_bus_id(remote.bus_id));
+    if (peer != gpu_of_bus.end() && peer->second != a) {
+      counts.direct(a, peer->second) += rate;
+      counts.links(a, peer->second) += 1;
+    } else if ((remote.pci_device_id & 0xffffu) == kNvidiaVendor) {
+      counts.switch_gbytes[static_cast<size_t>(a)] += rate;
+      counts.switch_links[static_cast<size_t>(a)] += 1;
+    } else {
+      continue;
+    }
+    ++counted;
+  }
+  return counted;
+}
+
 }  // namespace
 
 std::string nvml_library_path() {
@@ -194,25 +221,7 @@ NvmlReport add_nvml_links(NodeTopology& node) {
     }
     ++report.gpus_opened;
     fill_gpu_facts(api, device, gpu);
-    for (unsigned link = 0; link < nvml::kMaxLinks; ++link) {
-      int state = 0;
-      if (api.link_state(device, link, &state) != nvml::kSuccess || state != nvml::kFeatureEnabled) continue;
-      nvml::PciInfo remote{};
-      if (api.link_remote(device, link, &remote) != nvml::kSuccess) continue;
-      remote.bus_id[sizeof remote.bus_id - 1] = '\0';
-      const double rate = gbytes_per_link(api, device, link);
-      const auto peer = gpu_of_bus.find(normalize_bus_id(remote.bus_id));
-      if (peer != gpu_of_bus.end() && peer->second != a) {
-        counts.direct(a, peer->second) += rate;
-        counts.links(a, peer->second) += 1;
-      } else if ((remote.pci_device_id & 0xffffu) == kNvidiaVendor) {
-        counts.switch_gbytes[static_cast<size_t>(a)] += rate;
-        counts.switch_links[static_cast<size_t>(a)] += 1;
-      } else {
-        continue;  // e.g. a POWER9 CPU: not a path between GPUs
-      }
-      ++report.nvlinks;
-    }
+    report.nvlinks += count_device_links(api, device, a, gpu_of_bus, counts);
   }
   apply_nvlink_counts(counts, Source::kNvml, node);
   if (!unopened.empty()) {

@@ -27,6 +27,40 @@ double pcie_gbytes(PathKind kind, double raw_gbytes, const NodeLinkConfig& cfg) 
 
 std::string format_gbits(double gbits) { return format_number(gbits) + " Gb/s"; }
 
+// The GPU's memory: the admin's override, else what discovery found, else the GPU table's.
+void price_memory(const GpuModel& figures, const AdminConfig& config, GpuInfo& gpu) {
+  if (config.overrides.gpu_memory_gib) {
+    gpu.memory_bytes = *config.overrides.gpu_memory_gib * kGiB;
+    gpu.memory_source = Source::kConfig;
+  } else if (gpu.memory_bytes <= 0) {
+    gpu.memory_bytes = figures.memory_bytes;
+    gpu.memory_source = Source::kCatalog;
+  }
+}
+
+// The one-way rate of the link from GPU `from` to GPU `to`.
+void price_link(const GpuInfo& from, const GpuInfo& to, const GpuModel& figures, const AdminConfig& config,
+                GpuLink& link) {
+  if (config.overrides.nvlink_gbytes) {
+    link = GpuLink{PathKind::kNvlink, *config.overrides.nvlink_gbytes, Source::kConfig, link.nvlinks};
+    return;
+  }
+  if (link.kind != PathKind::kNvlink && link.kind != PathKind::kNvswitch) {
+    link.gbytes = pcie_gbytes(link.kind, link.gbytes, config.node);
+    link.source = Source::kPcieRule;
+    return;
+  }
+  if (link.gbytes > 0) return;  // as hwloc's matrix or NVML gave it
+  // NVSwitches seen on PCI, no figure: the GPU table's per-pair NVLink rate.
+  if (figures.nvlink_pair_bandwidth > 0) {
+    link.gbytes = figures.nvlink_pair_bandwidth / kGiga;
+    link.source = Source::kCatalog;
+  } else {  // a table entry without NVLink: price the pair as PCIe through the host
+    const double raw = pcie_pair_gbytes(from, to);
+    link = GpuLink{PathKind::kHostBridge, pcie_gbytes(PathKind::kHostBridge, raw, config.node), Source::kPcieRule, 0};
+  }
+}
+
 }  // namespace
 
 NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
@@ -39,37 +73,11 @@ NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
                                             gpu.pci_bus_id + "): expected one model per node");
   }
   NodeTopology priced = node;
-  for (GpuInfo& gpu : priced.gpus) {
-    if (config.overrides.gpu_memory_gib) {
-      gpu.memory_bytes = *config.overrides.gpu_memory_gib * kGiB;
-      gpu.memory_source = Source::kConfig;
-    } else if (gpu.memory_bytes <= 0) {
-      gpu.memory_bytes = figures.memory_bytes;
-      gpu.memory_source = Source::kCatalog;
-    }
-  }
+  for (GpuInfo& gpu : priced.gpus) price_memory(figures, config, gpu);
   const int g = priced.gpu_count();
   for (int a = 0; a < g; ++a) {
     for (int b = 0; b < g; ++b) {
-      GpuLink& link = priced.link(a, b);
-      if (a == b) continue;
-      if (config.overrides.nvlink_gbytes) {
-        link = GpuLink{PathKind::kNvlink, *config.overrides.nvlink_gbytes, Source::kConfig, link.nvlinks};
-      } else if (link.kind == PathKind::kNvlink || link.kind == PathKind::kNvswitch) {
-        if (link.gbytes > 0) continue;  // as hwloc's matrix or NVML gave it
-        // NVSwitches seen on PCI, no figure: the GPU table's per-pair NVLink rate.
-        if (figures.nvlink_pair_bandwidth > 0) {
-          link.gbytes = figures.nvlink_pair_bandwidth / kGiga;
-          link.source = Source::kCatalog;
-        } else {  // a table entry without NVLink: price the pair as PCIe through the host
-          const double raw = pcie_pair_gbytes(node.gpus[a], node.gpus[b]);
-          link = GpuLink{PathKind::kHostBridge, pcie_gbytes(PathKind::kHostBridge, raw, config.node),
-                         Source::kPcieRule, 0};
-        }
-      } else {
-        link.gbytes = pcie_gbytes(link.kind, link.gbytes, config.node);
-        link.source = Source::kPcieRule;
-      }
+      if (a != b) price_link(node.gpus[static_cast<size_t>(a)], node.gpus[static_cast<size_t>(b)], figures, config, priced.link(a, b));
     }
   }
   return priced;
