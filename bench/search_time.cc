@@ -57,66 +57,104 @@ long max_rss_kb() {
   return usage.ru_maxrss;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct BenchArgs {
   std::vector<std::string> models = zoo_model_names();
   std::vector<int> gpu_counts = {4, 16, 64, 256};
   std::vector<int> per_node_counts = {4, 8};
   int repeats = 5;
-  double naive_budget = 30;
+  double naive_budget = 30;  // seconds for the straightforward DP; 0 skips it
+};
+
+std::vector<int> split_ints(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& v : split(text)) out.push_back(std::stoi(v));
+  return out;
+}
+
+bool parse_args(int argc, char** argv, BenchArgs& args) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--models") models = split(value);
-    else if (flag == "--gpus") { gpu_counts.clear(); for (auto& v : split(value)) gpu_counts.push_back(std::stoi(v)); }
-    else if (flag == "--per-node") { per_node_counts.clear(); for (auto& v : split(value)) per_node_counts.push_back(std::stoi(v)); }
-    else if (flag == "--repeats") repeats = std::stoi(value);
-    else if (flag == "--naive-budget") naive_budget = std::stod(value);
-    else { std::fprintf(stderr, "unknown flag %s\n", flag.c_str()); return 2; }
+    if (flag == "--models") {
+      args.models = split(value);
+    } else if (flag == "--gpus") {
+      args.gpu_counts = split_ints(value);
+    } else if (flag == "--per-node") {
+      args.per_node_counts = split_ints(value);
+    } else if (flag == "--repeats") {
+      args.repeats = std::stoi(value);
+    } else if (flag == "--naive-budget") {
+      args.naive_budget = std::stod(value);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return false;
+    }
   }
+  return true;
+}
+
+// The naive column and the speedup over `fast`: "skipped" without a budget. Returns false
+// (having said why) when the naive search's optimum is worse than the fast one's.
+bool naive_columns(const ModelGraph& graph, const DeviceGraph& devices, const Timing& fast, double budget,
+                   std::string& naive_ms, std::string& ratio) {
+  naive_ms = "skipped";
+  ratio = "";
+  if (budget <= 0) return true;
+  PlanOptions naive;
+  naive.space.placement = PlacementRule::kAlignedBlocks;
+  naive.fuse_elementwise = false;
+  naive.share_tables = false;
+  naive.naive_search = true;
+  naive.time_budget_s = budget;
+  const Timing slow = time_plan(graph, devices, naive, 1);
+  if (slow.plan.timed_out) {
+    naive_ms = ">" + std::to_string(static_cast<int>(budget * 1000));
+    ratio = ">" + std::to_string(static_cast<int>(budget / fast.median_s)) + "x";
+    return true;
+  }
+  naive_ms = std::to_string(static_cast<long>(slow.median_s * 1000));
+  ratio = std::to_string(static_cast<int>(slow.median_s / fast.median_s)) + "x";
+  // Both search the same objective; the larger space may only be as good or better.
+  if (slow.plan.chosen.step_s() > fast.plan.chosen.step_s() * (1 + 1e-9)) {
+    std::fprintf(stderr, "%s %d: naive optimum %.9g is worse than %.9g\n", graph.name().c_str(),
+                 devices.device_count(), slow.plan.chosen.step_s(), fast.plan.chosen.step_s());
+    return false;
+  }
+  return true;
+}
+
+// One row of the table; false when the naive search disagrees.
+bool time_row(const BenchArgs& args, const std::string& name, int gpus, int per_node) {
+  ClusterSpec spec;
+  spec.gpus_per_node = per_node;
+  spec.nodes = gpus / per_node;
+  const DeviceGraph devices = build_device_graph(spec);
+  const ModelGraph graph = build_zoo_model(name, 32LL * gpus);
+  const int reps = gpus >= 256 ? std::max(1, args.repeats / 3) : args.repeats;
+  const Timing fast = time_plan(graph, devices, {}, reps);
+  int max_configs = 0;
+  for (int c : fast.plan.space_sizes) max_configs = std::max(max_configs, c);
+  std::string naive_ms, ratio;
+  if (!naive_columns(graph, devices, fast, args.naive_budget, naive_ms, ratio)) return false;
+  std::printf("%-13s %5d %5d %8d %11.1f %11.1f %10.1f %9.1f %12s %9s\n", name.c_str(), gpus, per_node, max_configs,
+              fast.median_s * 1e3, (fast.plan.search_s - fast.plan.tables_s) * 1e3,
+              static_cast<double>(fast.plan.search_stats.table_bytes_peak) / 1e6,
+              static_cast<double>(max_rss_kb()) / 1e3, naive_ms.c_str(), ratio.c_str());
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchArgs args;
+  if (!parse_args(argc, argv, args)) return 2;
   std::printf("%-13s %5s %5s %8s %11s %11s %10s %9s %12s %9s\n", "model", "gpus", "/node", "configs", "plan ms",
               "search ms", "tables MB", "RSS MB", "naive ms", "speedup");
-  for (const std::string& name : models) {
-    for (int gpus : gpu_counts) {
-      for (int per_node : per_node_counts) {
+  for (const std::string& name : args.models) {
+    for (int gpus : args.gpu_counts) {
+      for (int per_node : args.per_node_counts) {
         if (per_node > gpus || gpus % per_node != 0) continue;
-        ClusterSpec spec;
-        spec.gpus_per_node = per_node;
-        spec.nodes = gpus / per_node;
-        const DeviceGraph devices = build_device_graph(spec);
-        const ModelGraph graph = build_zoo_model(name, 32LL * gpus);
-        const int reps = gpus >= 256 ? std::max(1, repeats / 3) : repeats;
-        const Timing fast = time_plan(graph, devices, {}, reps);
-        int max_configs = 0;
-        for (int c : fast.plan.space_sizes) max_configs = std::max(max_configs, c);
-        PlanOptions naive;
-        naive.space.placement = PlacementRule::kAlignedBlocks;
-        naive.fuse_elementwise = false;
-        naive.share_tables = false;
-        naive.naive_search = true;
-        naive.time_budget_s = naive_budget;
-        std::string naive_ms = "skipped", ratio = "";
-        if (naive_budget > 0) {
-          const Timing slow = time_plan(graph, devices, naive, 1);
-          if (slow.plan.timed_out) {
-            naive_ms = ">" + std::to_string(static_cast<int>(naive_budget * 1000));
-            ratio = ">" + std::to_string(static_cast<int>(naive_budget / fast.median_s)) + "x";
-          } else {
-            naive_ms = std::to_string(static_cast<long>(slow.median_s * 1000));
-            ratio = std::to_string(static_cast<int>(slow.median_s / fast.median_s)) + "x";
-            // Both search the same objective; the larger space may only be as good or better.
-            if (slow.plan.chosen.step_s() > fast.plan.chosen.step_s() * (1 + 1e-9)) {
-              std::fprintf(stderr, "%s %d: naive optimum %.9g is worse than %.9g\n", name.c_str(), gpus,
-                           slow.plan.chosen.step_s(), fast.plan.chosen.step_s());
-              return 1;
-            }
-          }
-        }
-        std::printf("%-13s %5d %5d %8d %11.1f %11.1f %10.1f %9.1f %12s %9s\n", name.c_str(), gpus, per_node,
-                    max_configs, fast.median_s * 1e3, (fast.plan.search_s - fast.plan.tables_s) * 1e3,
-                    static_cast<double>(fast.plan.search_stats.table_bytes_peak) / 1e6,
-                    static_cast<double>(max_rss_kb()) / 1e3, naive_ms.c_str(), ratio.c_str());
-        std::fflush(stdout);
+        if (!time_row(args, name, gpus, per_node)) return 1;
       }
     }
   }
