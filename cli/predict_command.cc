@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cli/link_figures.h"
+#include "predict/link_figures.h"
 #include "model/plan_file.h"
-#include "cli/predict_measurement.h"
+#include "predict/measurement.h"
 #include "common/error.h"
 #include "planner/cost_model.h"
 #include "model/geometry.h"

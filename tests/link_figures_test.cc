@@ -1,6 +1,6 @@
 // The link figures `layerplan predict --link` prices messages with: by compute gap, by
 // message size (linear in log bytes between measured sizes), and the file's bad input.
-#include "cli/link_figures.h"
+#include "predict/link_figures.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-#include "cli/predict_measurement.h"
+#include "predict/measurement.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "cli/slowest_device.h"
+#include "predict/slowest_device.h"
 #include "runtime/training/train_data.h"
 #include "common/error.h"
 #include "runtime/executor/executor.h"
@@ -82,7 +82,7 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   return t;
 }
 
-// The measurement's per-layer compute: each layer's slowest device (cli/slowest_device.h).
+// The measurement's per-layer compute: each layer's slowest device (predict/slowest_device.h).
 MeasuredSteps with_slowest_devices(const StepSeconds& compute, const StepSeconds& forward,
                                    const std::vector<int>& devices) {
   LayerSeconds layers = slowest_device_seconds(compute, forward, devices);

@@ -1,4 +1,4 @@
-#include "cli/link_figures.h"
+#include "predict/link_figures.h"
 
 #include <algorithm>
 #include <cmath>
