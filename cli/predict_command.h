@@ -1,15 +1,13 @@
 #pragma once
 // `layerplan predict`: the step time of a plan on this CPU as the cost model prices it
-// once calibrated here (docs/runtime.md, "Predicting a CPU run"). Compute is measured:
-// every tile of the plan runs in this process, as the paper measures each layer's
-// configurations; the bytes of transfers and reductions are priced by the cost model over
-// links of the measured bandwidth, and every message the executor sends costs the time
-// that bench/gloo_link_bench measured for a message after as much computing as the
-// executor does before it.
+// once calibrated here (docs/runtime.md, "Predicting a CPU run"). The options and the
+// report; the model itself is predict/ (measurement.h, link_figures.h, step_pricer.h).
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "runtime/kernels/kernels.h"
 
 namespace layerplan {
 
@@ -17,12 +15,12 @@ struct PredictCommandArgs {
   std::optional<std::string> plan;   // default: $LAYERPLAN_PLAN
   std::optional<std::string> model;  // default: the plan's model
   std::vector<std::string> model_path;
-  int steps = 3;            // timed steps; the first is a warm-up and not counted
-  double core_share = 1.0;  // the share of its cores a rank gets: below 1 when ranks outnumber cores
-  std::optional<std::string> link;       // bench/gloo_link_bench's JSON
-  std::optional<double> link_gbytes;     // or: GB/s one way between two ranks
-  std::optional<double> link_latency_us; // and the time of every message
-  std::string kernels = "onednn";
+  int steps = 3;                          // timed steps; the first is a warm-up and not counted
+  double core_share = 1.0;                // the share of its cores a rank gets: below 1 when ranks outnumber cores
+  std::optional<std::string> link;        // bench/gloo_link_bench's JSON
+  std::optional<double> link_gbytes;      // or: GB/s one way between two ranks
+  std::optional<double> link_latency_us;  // and the time of every message
+  KernelBackend kernels = KernelBackend::kOnednn;
   std::optional<std::string> json;
   bool verbose = false;
 };

@@ -1,6 +1,6 @@
 // The link figures `layerplan predict --link` prices messages with: by compute gap, by
 // message size (linear in log bytes between measured sizes), and the file's bad input.
-#include "cli/link_figures.h"
+#include "predict/link_figures.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -96,12 +96,13 @@ TEST(LinkFigures, AOneWayMessageCostsItsOwnFigureOrElseAnExchanges) {
   EXPECT_NEAR(exchanges_only.one_way_s(0.5e-3, 4096), exchanges_only.message_s(0.5e-3, 4096), 1e-15);
   std::string with_one_way = kBySize;
   with_one_way.pop_back();  // the closing brace
-  with_one_way += R"(, "one_way_by_size": [)"
-                  R"({"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 20}, {"gap_ms": 1, "latency_us": 40}]},)"
-                  R"( {"bytes": 65536, "latency_by_gap": [{"gap_ms": 0, "latency_us": 200}]}]})";
+  with_one_way +=
+      R"(, "one_way_by_size": [)"
+      R"({"bytes": 256, "latency_by_gap": [{"gap_ms": 0, "latency_us": 20}, {"gap_ms": 1, "latency_us": 40}]},)"
+      R"( {"bytes": 65536, "latency_by_gap": [{"gap_ms": 0, "latency_us": 200}]}]})";
   const LinkFigures link = read(dir, with_one_way);
   EXPECT_NEAR(link.one_way_s(0.5e-3, 256), 30e-6, 1e-12);
-  EXPECT_NEAR(link.one_way_s(0, 4096), 110e-6, 1e-12);  // halfway in log bytes
+  EXPECT_NEAR(link.one_way_s(0, 4096), 110e-6, 1e-12);      // halfway in log bytes
   EXPECT_NEAR(link.message_s(0.5e-3, 256), 600e-6, 1e-12);  // exchanges keep theirs
 }
 

@@ -1,6 +1,6 @@
 // `layerplan predict`'s reduction of measured compute: each layer's slowest device per
 // step, scaled so that the layers add up to the median step.
-#include "cli/slowest_device.h"
+#include "predict/slowest_device.h"
 
 #include <gtest/gtest.h>
 

@@ -20,16 +20,16 @@ struct SizedLatency {
 };
 
 struct LinkFigures {
-  double gbytes = 0;      // GB/s one way
-  double latency_s = 0;   // one latency for the cost model's link (the mean after computing)
+  double gbytes = 0;     // GB/s one way
+  double latency_s = 0;  // one latency for the cost model's link (the mean after computing)
   // A small message's time by gap; empty: latency_s at every gap.
   LatencyByGap latency_by_gap;
-  // By message size, sizes ascending; empty: latency_by_gap whatever the size. On the 2-core
-  // VM a 64 KiB message costs several times a 256-byte one, beyond its bytes.
+  // By message size, sizes ascending; empty: latency_by_gap whatever the size (a large
+  // message can cost several times a small one beyond its bytes: docs/BENCHMARKS.md, "Why
+  // predict prices things as it does").
   std::vector<SizedLatency> latency_by_size;
   // The same for a message one rank sends and the other receives (the receiver's wait), as
-  // a move into or out of a layer on fewer devices goes; empty: an exchange's figure. On
-  // the 2-core VM a one-way message cost a quarter of an exchange after computing.
+  // a move into or out of a layer on fewer devices goes; empty: an exchange's figure.
   std::vector<SizedLatency> one_way_by_size;
   // Measured with more than two ranks: the same for an exchange with `all_peers` ranks at
   // once (by the size of each message) and for one rank receiving from `all_peers` at once

@@ -1,4 +1,4 @@
-#include "cli/slowest_device.h"
+#include "predict/slowest_device.h"
 
 #include <algorithm>
 
