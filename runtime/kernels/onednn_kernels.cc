@@ -35,7 +35,7 @@ struct OnednnKernels::Engine {
   }
   // Buffers in oneDNN's preferred layouts, one per operand role, kept between calls: a
   // fresh allocation per call would be unmapped on free and page-faulted in again on the
-  // next call, which made the reorders three times slower.
+  // next call (docs/BENCHMARKS.md, "CPU kernels").
   enum Scratch { kSrc, kWeights, kDst, kDiffDst, kDiffDstForWeights, kDiffSrc, kDiffWeights, kScratchRoles };
   struct FreeBuffer {
     void operator()(void* p) const { std::free(p); }
@@ -85,9 +85,9 @@ std::string_view OnednnKernels::backend_name() const { return "onednn"; }
 namespace {
 
 // Convolutions run in the layouts oneDNN prefers (format `any`: blocked, e.g. nChw16c on
-// AVX-512), which are about twice as fast as plain NCHW; our tensors stay NCHW between
-// layers, so each call reorders its operands in and its results out (as PyTorch's CPU
-// convolution does with NCHW tensors).
+// AVX-512), which are faster than plain NCHW (docs/BENCHMARKS.md, "CPU kernels"); our
+// tensors stay NCHW between layers, so each call reorders its operands in and its results
+// out (as PyTorch's CPU convolution does with NCHW tensors).
 struct ConvDescs {
   memory::desc src, wei, bias, dst;  // the plain layouts of our buffers
   DnnlWindow window;
