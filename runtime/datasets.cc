@@ -110,8 +110,8 @@ DatasetShape idx_dataset_shape(const std::string& images_path, const std::string
           "dataset file '" + images_path + "': image size " + std::to_string(shape.height) + "x" +
               std::to_string(shape.width) + " is not plausible");
   const int64_t label_count = labels.big_endian_u32(4, "the IDX header");
-  require(label_count == shape.samples, "dataset files '" + images_path + "' and '" + labels_path + "': " +
-                                            std::to_string(shape.samples) + " images but " +
+  require(label_count == shape.samples, "dataset files '" + images_path + "' and '" + labels_path +
+                                            "': " + std::to_string(shape.samples) + " images but " +
                                             std::to_string(label_count) + " labels");
   return shape;
 }
@@ -138,23 +138,23 @@ std::vector<int64_t> read_idx_labels(const std::string& images_path, const std::
 }
 
 FashionMnistFiles fashion_mnist_files(const std::string& dir) {
-  return {dir + "/train-images-idx3-ubyte.gz", dir + "/train-labels-idx1-ubyte.gz",
-          dir + "/t10k-images-idx3-ubyte.gz", dir + "/t10k-labels-idx1-ubyte.gz"};
+  return {dir + "/train-images-idx3-ubyte.gz", dir + "/train-labels-idx1-ubyte.gz", dir + "/t10k-images-idx3-ubyte.gz",
+          dir + "/t10k-labels-idx1-ubyte.gz"};
 }
 
 DatasetShape safetensors_dataset_shape(const std::string& path) {
-  const SafetensorsReader reader(path);
+  const safetensors::Reader reader(path);
   const std::string where = "dataset file '" + path + "'";
   require(reader.tensors().count("images") && reader.tensors().count("labels"),
           where + ": expected tensors 'images' and 'labels'");
-  const TensorInfo& images = reader.info("images");
-  const TensorInfo& labels = reader.info("labels");
-  require(images.dtype == DType::kF32 && images.shape.size() == 4,
-          where + ": expected 'images' of F32 with 4 dimensions (N, C, H, W), got " + dtype_name(images.dtype) +
-              " with " + std::to_string(images.shape.size()));
-  require(labels.dtype == DType::kI64 && labels.shape.size() == 1,
-          where + ": expected 'labels' of I64 with 1 dimension (N), got " + dtype_name(labels.dtype) + " with " +
-              std::to_string(labels.shape.size()));
+  const safetensors::TensorInfo& images = reader.info("images");
+  const safetensors::TensorInfo& labels = reader.info("labels");
+  require(images.dtype == safetensors::DType::kF32 && images.shape.size() == 4,
+          where + ": expected 'images' of F32 with 4 dimensions (N, C, H, W), got " +
+              safetensors::dtype_name(images.dtype) + " with " + std::to_string(images.shape.size()));
+  require(labels.dtype == safetensors::DType::kI64 && labels.shape.size() == 1,
+          where + ": expected 'labels' of I64 with 1 dimension (N), got " + safetensors::dtype_name(labels.dtype) +
+              " with " + std::to_string(labels.shape.size()));
   require(labels.shape[0] == images.shape[0], where + ": " + std::to_string(images.shape[0]) + " images but " +
                                                   std::to_string(labels.shape[0]) + " labels");
   DatasetShape shape;
@@ -170,7 +170,7 @@ ImageBatch read_safetensors_dataset(const std::string& path, SampleRange range) 
   batch.shape = safetensors_dataset_shape(path);
   batch.range = range;
   check_range(batch.shape, range, "dataset file '" + path + "'");
-  const SafetensorsReader reader(path);
+  const safetensors::Reader reader(path);
   batch.images = reader.read_rows("images", range.first, range.count).floats();
   batch.labels = reader.read_rows("labels", range.first, range.count).int64s();
   return batch;
@@ -178,7 +178,7 @@ ImageBatch read_safetensors_dataset(const std::string& path, SampleRange range) 
 
 std::vector<int64_t> read_safetensors_labels(const std::string& path) {
   const DatasetShape shape = safetensors_dataset_shape(path);
-  return SafetensorsReader(path).read_rows("labels", 0, shape.samples).int64s();
+  return safetensors::Reader(path).read_rows("labels", 0, shape.samples).int64s();
 }
 
 }  // namespace layerplan

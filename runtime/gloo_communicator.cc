@@ -155,8 +155,7 @@ class GlooCommunicator : public Communicator {
       const size_t send = chunk(rank_ + 1 - k), recv = chunk(rank_ - k);
       const std::string step = who() + ": all_reduce_sum (all-gather step " + std::to_string(k) + ")";
       exchange(data + offsets[send], offsets[send + 1] - offsets[send], right, data + offsets[recv],
-               offsets[recv + 1] - offsets[recv], left, slot, step + to_right, step + from_left,
-               [](size_t, size_t) {});
+               offsets[recv + 1] - offsets[recv], left, slot, step + to_right, step + from_left, [](size_t, size_t) {});
     }
   }
 
@@ -245,15 +244,15 @@ class GlooCommunicator : public Communicator {
   template <typename OnReceived>
   void exchange(const float* send_data, size_t send_count, int to, float* recv_data, size_t recv_count, int from,
                 uint64_t slot, const std::string& send_what, const std::string& recv_what, OnReceived on_received) {
-    constexpr size_t kSegmentFloats = 256 * 1024;  // 1 MiB, Gloo's default segment bound
+    constexpr size_t kSegmentFloats = size_t{256} * 1024;  // 1 MiB, Gloo's default segment bound
     std::vector<std::unique_ptr<Request>> recvs, sends;
     for (size_t b = 0; b < recv_count; b += kSegmentFloats) {
       recvs.push_back(post(recv_data + b, std::min(kSegmentFloats, recv_count - b), from, slot, false, recv_what,
                            TrafficKind::kCollective));
     }
     for (size_t b = 0; b < send_count; b += kSegmentFloats) {
-      sends.push_back(post(const_cast<float*>(send_data) + b, std::min(kSegmentFloats, send_count - b), to, slot,
-                           true, send_what, TrafficKind::kCollective));
+      sends.push_back(post(const_cast<float*>(send_data) + b, std::min(kSegmentFloats, send_count - b), to, slot, true,
+                           send_what, TrafficKind::kCollective));
     }
     for (size_t i = 0; i < recvs.size(); ++i) {
       recvs[i]->wait();
@@ -287,7 +286,7 @@ class GlooCommunicator : public Communicator {
   std::vector<int> members_;
   int rank_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
-  uint32_t sequence_ = 0;  // collectives issued, in the same order on every member
+  uint32_t sequence_ = 0;       // collectives issued, in the same order on every member
   std::vector<float> scratch_;  // all-reduce receive buffer, kept between calls
 };
 
@@ -321,8 +320,7 @@ GlooOptions gloo_options_from_env() {
 }
 
 std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options) {
-  require(options.world_size >= 1,
-          "world size " + std::to_string(options.world_size) + ": expected at least 1 rank");
+  require(options.world_size >= 1, "world size " + std::to_string(options.world_size) + ": expected at least 1 rank");
   require(options.rank >= 0 && options.rank < options.world_size,
           "rank " + std::to_string(options.rank) + ": expected 0.." + std::to_string(options.world_size - 1));
   std::error_code ec;

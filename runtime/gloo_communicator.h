@@ -6,8 +6,8 @@
 // run by this class as a ring and a binomial tree over those same transfers, so the
 // byte counters are exactly what was sent (runtime/communicator.h). Only barrier is
 // Gloo's own. Gloo's legacy algorithm classes and ContextFactory are never used: they
-// pin the socket send buffer and make large transfers 70-300x slower
-// (../shared/reference/runtime-libraries.md, section 1.6).
+// pin the socket send buffer, which throttles large transfers
+// (../shared/reference/runtime-libraries.md, section 1.6, has the figures).
 #include <chrono>
 #include <memory>
 #include <string>

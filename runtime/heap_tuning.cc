@@ -10,8 +10,8 @@ bool keep_freed_memory_in_process() {
   // mallopt returns 1 on success, 0 on error.
   const bool no_mmap = mallopt(M_MMAP_MAX, 0) == 1;
   const bool no_trim = mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
-  // Grow the heap in large steps: measured, this and the two above cut the kernel's share
-  // of a ResNet-50 step from 2.5 s to 0.9 s over 4 steps; either alone did not.
+  // Grow the heap in large steps: only the three settings together keep the kernel out of
+  // the step (docs/BENCHMARKS.md, "Heap tuning").
   const bool padded = mallopt(M_TOP_PAD, 64 << 20) == 1;
   return no_mmap && no_trim && padded;
 }

@@ -2,8 +2,8 @@
 // Keeps the memory a training step frees in the process instead of returning it to the
 // kernel. A step allocates and frees the same large activation buffers every time; glibc
 // would serve the largest with mmap and unmap them on free (or trim its heap), so each
-// step page-faulted its whole working set in again: 10-15% of a ResNet-50 step on the
-// CPU went to the kernel zeroing pages. The peak resident size is unchanged; memory freed
+// step page-faulted its whole working set in again, the kernel zeroing pages (figures:
+// docs/BENCHMARKS.md, "Heap tuning"). The peak resident size is unchanged; memory freed
 // after the peak is simply reused.
 namespace layerplan {
 

@@ -12,11 +12,12 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "common/error.h"
 
-namespace layerplan {
+namespace layerplan::safetensors {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; this code copies it as is");
@@ -182,7 +183,7 @@ std::vector<int64_t> Tensor::int64s() const {
   return v;
 }
 
-void write_safetensors(const std::string& path, const SafetensorsContents& contents) {
+void write_file(const std::string& path, const Contents& contents) {
   nlohmann::json header = nlohmann::json::object();
   if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;
   uint64_t offset = 0;
@@ -196,7 +197,8 @@ void write_safetensors(const std::string& path, const SafetensorsContents& conte
                                   " bytes, not what shape " + shape_text(t.shape) + " of " + dtype_name(t.dtype) +
                                   " needs");
     }
-    header[name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
+    header[name] = {
+        {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
     offset += t.data.size();
   }
   std::string text;
@@ -237,15 +239,28 @@ void write_safetensors(const std::string& path, const SafetensorsContents& conte
   if (directory.get() >= 0) ::fsync(directory.get());
 }
 
-SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) {
-  const auto bad = [&](const std::string& what) { return UsageError("safetensors file '" + path_ + "': " + what); };
-  File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
+namespace {
+
+// The UsageError of a bad file: "safetensors file 'PATH': WHAT".
+struct BadFile {
+  const std::string& path;
+  UsageError operator()(const std::string& what) const {
+    return UsageError("safetensors file '" + path + "': " + what);
+  }
+};
+
+// The header's JSON text of an open file, and where its data starts and how long it is.
+struct RawHeader {
+  std::string text;
+  uint64_t data_start = 0, data_size = 0;
+};
+
+RawHeader read_raw_header(int fd, const BadFile& bad) {
   struct stat st {};
-  if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) throw bad("not a regular file");
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw bad("not a regular file");
+  const auto file_size = static_cast<uint64_t>(st.st_size);
   uint64_t header_size = 0;
-  if (file_size < 8 || !read_at(file.get(), &header_size, 8, 0)) {
+  if (file_size < 8 || !read_at(fd, &header_size, 8, 0)) {
     throw bad("truncated: " + std::to_string(file_size) + " bytes, fewer than the 8-byte header length");
   }
   if (header_size > kMaxHeaderBytes) {
@@ -255,72 +270,94 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
     throw bad("truncated: the header length says " + std::to_string(header_size) + " bytes but the file has only " +
               std::to_string(file_size - 8) + " after it");
   }
-  std::string text(header_size, '\0');
-  if (!read_at(file.get(), text.data(), text.size(), 8)) throw bad("cannot read the header");
-  data_start_ = 8 + header_size;
-  const uint64_t data_size = file_size - data_start_;
+  RawHeader raw;
+  raw.text.assign(header_size, '\0');
+  if (!read_at(fd, raw.text.data(), raw.text.size(), 8)) throw bad("cannot read the header");
+  raw.data_start = 8 + header_size;
+  raw.data_size = file_size - raw.data_start;
+  return raw;
+}
 
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw bad(std::string("the header is not valid JSON: ") + e.what());
+std::map<std::string, std::string> parse_metadata(const nlohmann::json& value, const BadFile& bad) {
+  if (!value.is_object()) throw bad("__metadata__ is not an object of strings");
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, v] : value.items()) {
+    if (!v.is_string()) throw bad("__metadata__ value '" + key + "' is not a string");
+    metadata[key] = v.get<std::string>();
   }
-  if (!header.is_object()) throw bad("the header is not a JSON object");
+  return metadata;
+}
 
+// The first field of a tensor's header entry that the format does not have.
+std::optional<std::string> unknown_field(const nlohmann::json& entry) {
+  for (const auto& [key, v] : entry.items()) {
+    if (key != "dtype" && key != "shape" && key != "data_offsets") return key;
+  }
+  return std::nullopt;
+}
+
+// The dtype and shape of a tensor's header entry (`where` names the tensor).
+void parse_dtype_and_shape(const nlohmann::json& value, const std::string& where, const BadFile& bad,
+                           TensorInfo* info) {
+  if (!value.is_object()) throw bad(where + " is not an object");
+  if (const std::optional<std::string> key = unknown_field(value)) {
+    throw bad(where + " has an unknown field '" + *key + "'");
+  }
+  if (!value.contains("dtype") || !value["dtype"].is_string()) throw bad(where + " has no dtype string");
+  const std::string dtype = value["dtype"].get<std::string>();
+  if (!parse_dtype(dtype, &info->dtype)) throw bad(where + " has unknown dtype '" + dtype + "'");
+  if (!value.contains("shape") || !value["shape"].is_array()) throw bad(where + " has no shape array");
+  for (const auto& d : value["shape"]) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      throw bad(where + " has a shape entry that is not a non-negative integer: " + d.dump());
+    }
+    info->shape.push_back(d.get<int64_t>());
+  }
+}
+
+// The data offsets of a tensor's header entry, checked against the data's size and the shape.
+void parse_offsets(const nlohmann::json& value, const std::string& where, uint64_t data_size, const BadFile& bad,
+                   TensorInfo* info) {
+  const auto& offsets = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned()) {
+    throw bad(where + " has no data_offsets [begin, end] of two non-negative integers");
+  }
+  info->begin = offsets[0].get<uint64_t>();
+  info->end = offsets[1].get<uint64_t>();
+  const std::string range = range_text(info->begin, info->end);
+  if (info->begin > info->end) throw bad(where + " has data_offsets " + range + " that end before they begin");
+  if (info->end > data_size) {
+    throw bad(where + " has data_offsets " + range + " beyond the " + std::to_string(data_size) +
+              " bytes of data (truncated file?)");
+  }
+  const int64_t n = info->elements();
+  const uint64_t bytes = info->end - info->begin, size = dtype_size(info->dtype);
+  if (n < 0 || static_cast<uint64_t>(n) > bytes / size + 1 || static_cast<uint64_t>(n) * size != bytes) {
+    throw bad(where + " has " + std::to_string(bytes) + " bytes but shape " + shape_text(info->shape) + " needs " +
+              (n < 0 ? std::string("more than 2^63") : std::to_string(n)) + " elements of " + std::to_string(size) +
+              " bytes (" + dtype_name(info->dtype) + ")");
+  }
+}
+
+TensorInfo parse_tensor_info(const std::string& name, const nlohmann::json& value, uint64_t data_size,
+                             const BadFile& bad) {
+  const std::string where = "tensor '" + name + "'";
+  TensorInfo info;
+  info.name = name;
+  parse_dtype_and_shape(value, where, bad, &info);
+  parse_offsets(value, where, data_size, bad, &info);
+  return info;
+}
+
+// Throws unless the tensors tile the data exactly: no overlap, no gap, nothing after the last.
+void check_tiling(const std::map<std::string, TensorInfo>& tensors, uint64_t data_size, const BadFile& bad) {
   std::vector<const TensorInfo*> by_offset;
-  for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") {
-      if (!value.is_object()) throw bad("__metadata__ is not an object of strings");
-      for (const auto& [key, v] : value.items()) {
-        if (!v.is_string()) throw bad("__metadata__ value '" + key + "' is not a string");
-        metadata_[key] = v.get<std::string>();
-      }
-      continue;
-    }
-    const std::string where = "tensor '" + name + "'";
-    if (!value.is_object()) throw bad(where + " is not an object");
-    for (const auto& [key, v] : value.items()) {
-      if (key != "dtype" && key != "shape" && key != "data_offsets") throw bad(where + " has an unknown field '" + key + "'");
-    }
-    if (!value.contains("dtype") || !value["dtype"].is_string()) throw bad(where + " has no dtype string");
-    TensorInfo info;
-    info.name = name;
-    const std::string dtype = value["dtype"].get<std::string>();
-    if (!parse_dtype(dtype, &info.dtype)) throw bad(where + " has unknown dtype '" + dtype + "'");
-    if (!value.contains("shape") || !value["shape"].is_array()) throw bad(where + " has no shape array");
-    for (const auto& d : value["shape"]) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        throw bad(where + " has a shape entry that is not a non-negative integer: " + d.dump());
-      }
-      info.shape.push_back(d.get<int64_t>());
-    }
-    const auto& offsets = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
-    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-        !offsets[1].is_number_unsigned()) {
-      throw bad(where + " has no data_offsets [begin, end] of two non-negative integers");
-    }
-    info.begin = offsets[0].get<uint64_t>();
-    info.end = offsets[1].get<uint64_t>();
-    if (info.begin > info.end) throw bad(where + " has data_offsets " + range_text(info.begin, info.end) + " that end before they begin");
-    if (info.end > data_size) {
-      throw bad(where + " has data_offsets " + range_text(info.begin, info.end) + " beyond the " +
-                std::to_string(data_size) + " bytes of data (truncated file?)");
-    }
-    const int64_t n = info.elements();
-    if (n < 0 || static_cast<uint64_t>(n) > (info.end - info.begin) / dtype_size(info.dtype) + 1 ||
-        static_cast<uint64_t>(n) * dtype_size(info.dtype) != info.end - info.begin) {
-      throw bad(where + " has " + std::to_string(info.end - info.begin) + " bytes but shape " + shape_text(info.shape) +
-                " needs " + (n < 0 ? std::string("more than 2^63") : std::to_string(n)) + " elements of " +
-                std::to_string(dtype_size(info.dtype)) + " bytes (" + dtype + ")");
-    }
-    tensors_[name] = std::move(info);
-  }
-  for (const auto& [name, info] : tensors_) by_offset.push_back(&info);
+  by_offset.reserve(tensors.size());
+  for (const auto& [name, info] : tensors) by_offset.push_back(&info);
   std::sort(by_offset.begin(), by_offset.end(), [](const TensorInfo* a, const TensorInfo* b) {
     return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
   });
-  // The tensors must tile the data exactly: no overlap, no gap, nothing after the last.
   uint64_t covered = 0;
   const TensorInfo* previous = nullptr;
   for (const TensorInfo* t : by_offset) {
@@ -337,13 +374,41 @@ SafetensorsReader::SafetensorsReader(std::string path) : path_(std::move(path)) 
   }
 }
 
-const TensorInfo& SafetensorsReader::info(const std::string& name) const {
+}  // namespace
+
+Reader::Reader(std::string path) : path_(std::move(path)) {
+  const BadFile bad{path_};
+  RawHeader raw;
+  {
+    const File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    if (file.get() < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
+    raw = read_raw_header(file.get(), bad);
+  }
+  data_start_ = raw.data_start;
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(raw.text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw bad(std::string("the header is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) throw bad("the header is not a JSON object");
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") {
+      metadata_ = parse_metadata(value, bad);
+    } else {
+      tensors_[name] = parse_tensor_info(name, value, raw.data_size, bad);
+    }
+  }
+  check_tiling(tensors_, raw.data_size, bad);
+}
+
+const TensorInfo& Reader::info(const std::string& name) const {
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw UsageError("safetensors file '" + path_ + "': has no tensor '" + name + "'");
   return it->second;
 }
 
-Tensor SafetensorsReader::read(const std::string& name) const {
+Tensor Reader::read(const std::string& name) const {
   const TensorInfo& i = info(name);
   if (i.shape.empty()) {
     Tensor t;
@@ -358,7 +423,7 @@ Tensor SafetensorsReader::read(const std::string& name) const {
   return read_rows(name, 0, i.shape[0]);
 }
 
-Tensor SafetensorsReader::read_rows(const std::string& name, int64_t first, int64_t count) const {
+Tensor Reader::read_rows(const std::string& name, int64_t first, int64_t count) const {
   const TensorInfo& i = info(name);
   const std::string where = "safetensors file '" + path_ + "': tensor '" + name + "'";
   require(!i.shape.empty(), where + " is a scalar and has no rows");
@@ -372,20 +437,19 @@ Tensor SafetensorsReader::read_rows(const std::string& name, int64_t first, int6
   t.shape[0] = count;
   t.data.resize(static_cast<size_t>(row_bytes * static_cast<uint64_t>(count)));
   File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0 ||
-      !read_at(file.get(), t.data.data(), t.data.size(),
-               data_start_ + i.begin + row_bytes * static_cast<uint64_t>(first))) {
+  if (file.get() < 0 || !read_at(file.get(), t.data.data(), t.data.size(),
+                                 data_start_ + i.begin + row_bytes * static_cast<uint64_t>(first))) {
     throw UsageError(where + ": cannot read its bytes (the file changed or was truncated?)");
   }
   return t;
 }
 
-SafetensorsContents read_safetensors(const std::string& path) {
-  const SafetensorsReader reader(path);
-  SafetensorsContents contents;
+Contents read_file(const std::string& path) {
+  const Reader reader(path);
+  Contents contents;
   contents.metadata = reader.metadata();
   for (const auto& [name, info] : reader.tensors()) contents.tensors[name] = reader.read(name);
   return contents;
 }
 
-}  // namespace layerplan
+}  // namespace layerplan::safetensors

@@ -15,6 +15,9 @@
 // same directory, fsync, rename; on failure nothing is left behind and the old file, if
 // any, is intact. Integers and floats are stored little-endian, as on every machine this
 // runs on (checked at compile time).
+//
+// Everything here is in namespace layerplan::safetensors: its Tensor (named bytes of any
+// dtype) is not the kernels' layerplan::Tensor (floats of a box).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -22,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace layerplan {
+namespace layerplan::safetensors {
 
 enum class DType { kBool, kU8, kI8, kU16, kI16, kF16, kBF16, kU32, kI32, kF32, kU64, kI64, kF64, kF8E4M3, kF8E5M2 };
 
@@ -48,7 +51,7 @@ struct Tensor {
 };
 
 // What a file holds: named tensors and string metadata.
-struct SafetensorsContents {
+struct Contents {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, std::string> metadata;
 };
@@ -56,7 +59,7 @@ struct SafetensorsContents {
 // Writes `contents` to `path` atomically. Throws std::invalid_argument for a tensor whose
 // byte count does not match its shape or a bad name (empty or "__metadata__"), and
 // UsageError naming the file when it cannot be written.
-void write_safetensors(const std::string& path, const SafetensorsContents& contents);
+void write_file(const std::string& path, const Contents& contents);
 
 // Where one tensor's bytes are in a file.
 struct TensorInfo {
@@ -70,10 +73,10 @@ struct TensorInfo {
 
 // An open file whose header has been read and validated; tensors are read on demand,
 // whole or a range of rows (the first dimension), so a worker reads only its share.
-class SafetensorsReader {
+class Reader {
  public:
   // Opens and validates `path`. Throws UsageError naming the file for anything wrong.
-  explicit SafetensorsReader(std::string path);
+  explicit Reader(std::string path);
 
   const std::string& path() const { return path_; }
   // All tensors, by name.
@@ -95,6 +98,6 @@ class SafetensorsReader {
 };
 
 // Reads every tensor of `path`.
-SafetensorsContents read_safetensors(const std::string& path);
+Contents read_file(const std::string& path);
 
-}  // namespace layerplan
+}  // namespace layerplan::safetensors

@@ -1,10 +1,14 @@
-// Checkpoint names: torchvision's state_dict names for the zoo models.
+// Checkpoint names: torchvision's state_dict names for the zoo models; checkpoint files
+// through the safetensors reader and writer.
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "common/error.h"
 #include "model/zoo.h"
 #include "runtime/executor/checkpoint.h"
+#include "runtime/safetensors.h"
+#include "tests/scratch_dir.h"
 
 namespace layerplan {
 namespace {
@@ -35,6 +39,33 @@ TEST(StateDictNames, EveryZooLayerWithParametersHasItsOwnName) {
     }
     EXPECT_EQ(static_cast<int>(names.size()), with_params) << model;
   }
+}
+
+TEST(CheckpointFile, ReadsBackWhatItWroteAndSkipsTensorsThatAreNotF32) {
+  const ScratchDir dir;
+  TrainingState state;
+  state.metadata = {{"format", "layerplan-checkpoint"}, {"step", "3"}};
+  state.arrays["conv1.weight"] = FloatArray{{2, 1, 1, 1}, {0.5f, -1.25f}};
+  state.arrays["conv1.bias"] = FloatArray{{2}, {3.0f, 4.0f}};
+  write_checkpoint(dir.file("a.safetensors"), state);
+  const TrainingState back = read_checkpoint(dir.file("a.safetensors"));
+  EXPECT_EQ(back.metadata, state.metadata);
+  ASSERT_EQ(back.arrays.size(), 2u);
+  EXPECT_EQ(back.arrays.at("conv1.weight").shape, (std::vector<int64_t>{2, 1, 1, 1}));
+  EXPECT_EQ(back.arrays.at("conv1.weight").values, (std::vector<float>{0.5f, -1.25f}));
+  EXPECT_EQ(back.arrays.at("conv1.bias").values, (std::vector<float>{3.0f, 4.0f}));
+
+  // PyTorch's num_batches_tracked is I64: left out.
+  safetensors::Contents torch;
+  const std::vector<int64_t> tracked = {7};
+  const std::vector<float> mean = {0.25f};
+  torch.tensors["bn.num_batches_tracked"] = safetensors::Tensor::from_int64s({}, tracked);
+  torch.tensors["bn.running_mean"] = safetensors::Tensor::from_floats({1}, mean);
+  safetensors::write_file(dir.file("torch.safetensors"), torch);
+  const TrainingState from_torch = read_checkpoint(dir.file("torch.safetensors"));
+  ASSERT_EQ(from_torch.arrays.size(), 1u);
+  EXPECT_EQ(from_torch.arrays.at("bn.running_mean").values, mean);
+  EXPECT_THROW(read_checkpoint(dir.file("missing.safetensors")), UsageError);
 }
 
 }  // namespace

@@ -169,10 +169,10 @@ TEST(SafetensorsDataset, EachWorkerReadsExactlyItsSamples) {
   for (size_t i = 0; i < images.size(); ++i) images[i] = static_cast<float>(i);
   std::vector<int64_t> labels(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = 100 + i;
-  SafetensorsContents contents;
-  contents.tensors["images"] = Tensor::from_floats({n, c, h, w}, images);
-  contents.tensors["labels"] = Tensor::from_int64s({n}, labels);
-  write_safetensors(dir.file("d.safetensors"), contents);
+  safetensors::Contents contents;
+  contents.tensors["images"] = safetensors::Tensor::from_floats({n, c, h, w}, images);
+  contents.tensors["labels"] = safetensors::Tensor::from_int64s({n}, labels);
+  safetensors::write_file(dir.file("d.safetensors"), contents);
   const DatasetShape shape = safetensors_dataset_shape(dir.file("d.safetensors"));
   EXPECT_EQ(shape.samples, n);
   EXPECT_EQ(shape.channels, c);
@@ -190,9 +190,9 @@ TEST(SafetensorsDataset, EachWorkerReadsExactlyItsSamples) {
 
 TEST(SafetensorsDataset, WrongTensorsAreUsageErrorsNamingTheFile) {
   ScratchDir dir;
-  const auto expect_error = [&](const SafetensorsContents& contents, const std::string& what) {
+  const auto expect_error = [&](const safetensors::Contents& contents, const std::string& what) {
     const std::string path = dir.file("bad.safetensors");
-    write_safetensors(path, contents);
+    safetensors::write_file(path, contents);
     try {
       safetensors_dataset_shape(path);
       ADD_FAILURE() << what << ": accepted";
@@ -203,15 +203,15 @@ TEST(SafetensorsDataset, WrongTensorsAreUsageErrorsNamingTheFile) {
   };
   const std::vector<float> four(4, 0.0f);
   const std::vector<int64_t> two(2, 0), one(1, 0);
-  SafetensorsContents c;
-  c.tensors["images"] = Tensor::from_floats({2, 1, 2, 1}, four);
+  safetensors::Contents c;
+  c.tensors["images"] = safetensors::Tensor::from_floats({2, 1, 2, 1}, four);
   expect_error(c, "expected tensors 'images' and 'labels'");
-  c.tensors["labels"] = Tensor::from_int64s({1}, one);
+  c.tensors["labels"] = safetensors::Tensor::from_int64s({1}, one);
   expect_error(c, "2 images but 1 labels");
-  c.tensors["labels"] = Tensor::from_floats({2, 2}, four);
+  c.tensors["labels"] = safetensors::Tensor::from_floats({2, 2}, four);
   expect_error(c, "expected 'labels' of I64 with 1 dimension");
-  c.tensors["labels"] = Tensor::from_int64s({2}, two);
-  c.tensors["images"] = Tensor::from_floats({4}, four);
+  c.tensors["labels"] = safetensors::Tensor::from_int64s({2}, two);
+  c.tensors["images"] = safetensors::Tensor::from_floats({4}, four);
   expect_error(c, "expected 'images' of F32 with 4 dimensions");
 }
 

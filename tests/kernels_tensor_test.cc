@@ -33,7 +33,9 @@ TEST(Tensor, IndexesByGlobalCoordinates) {
 }
 
 TEST(Tensor, RejectsDataOfTheWrongSize) {
-  EXPECT_NE(error_of([] { Tensor(box({0, 1}, {0, 2}, {0, 2}, {0, 2}), std::vector<float>(7)); }).find("needs 8 floats, got 7"),
+  EXPECT_NE(error_of([] {
+              Tensor(box({0, 1}, {0, 2}, {0, 2}, {0, 2}), std::vector<float>(7));
+            }).find("needs 8 floats, got 7"),
             std::string::npos);
 }
 
@@ -53,7 +55,9 @@ TEST(Tensor, CopiesAndAddsOnlyTheIntersection) {
 TEST(Tensor, CropNamesTheBoxItCannotCover) {
   const Tensor t(box({0, 1}, {0, 1}, {0, 3}, {0, 3}));
   EXPECT_EQ(crop(t, box({0, 1}, {0, 1}, {1, 2}, {1, 3})).size(), 2);
-  EXPECT_NE(error_of([&] { crop(t, box({0, 1}, {0, 1}, {1, 4}, {1, 3})); }).find("must cover [0,1)x[0,1)x[1,4)x[1,3)"),
+  EXPECT_NE(error_of([&] {
+              crop(t, box({0, 1}, {0, 1}, {1, 4}, {1, 3}));
+            }).find("must cover [0,1)x[0,1)x[1,4)x[1,3)"),
             std::string::npos);
 }
 
@@ -97,20 +101,24 @@ TEST(KernelErrors, NameWhatWasExpected) {
   const LayerParams p = shard(zero_params(g, g.layer(1)), {0, 2});
   // The tile's rows 3..5 read input rows 2..5 (halo included).
   const Tensor short_input(box({0, 2}, {0, 3}, {3, 6}, {0, 6}));
-  EXPECT_NE(error_of([&] { k.conv2d_forward(conv, p, short_input, tile); })
-                .find("input 0 must cover [0,2)x[0,3)x[2,6)x[0,6)"),
+  EXPECT_NE(error_of([&] {
+              k.conv2d_forward(conv, p, short_input, tile);
+            }).find("input 0 must cover [0,2)x[0,3)x[2,6)x[0,6)"),
             std::string::npos);
   const Tensor input(box({0, 2}, {0, 3}, {2, 6}, {0, 6}));
   EXPECT_EQ(k.conv2d_forward(conv, p, input, tile).box(), tile);
-  EXPECT_NE(error_of([&] { k.conv2d_forward(conv, zero_params(g, g.layer(1)), input, tile); })
-                .find("expected the parameter shard of channels [0,2)"),
+  EXPECT_NE(error_of([&] {
+              k.conv2d_forward(conv, zero_params(g, g.layer(1)), input, tile);
+            }).find("expected the parameter shard of channels [0,2)"),
             std::string::npos);
   EXPECT_NE(error_of([&] { k.relu_forward(conv, input, tile); }).find("given to the relu kernel"), std::string::npos);
-  EXPECT_NE(error_of([&] { k.conv2d_forward(conv, p, input, box({0, 2}, {0, 2}, {3, 7}, {0, 6})); })
-                .find("outside"),
+  EXPECT_NE(error_of([&] {
+              k.conv2d_forward(conv, p, input, box({0, 2}, {0, 2}, {3, 7}, {0, 6}));
+            }).find("outside"),
             std::string::npos);
   const LayerRef bn(g, 2);
-  BatchNormStats stats = k.batch_norm_statistics(bn, Tensor(Box::whole(g.layer(1).output)), box({0, 2}, {0, 2}, {0, 6}, {0, 6}));
+  BatchNormStats stats =
+      k.batch_norm_statistics(bn, Tensor(Box::whole(g.layer(1).output)), box({0, 2}, {0, 2}, {0, 6}, {0, 6}));
   EXPECT_NE(error_of([&] {
               k.batch_norm_forward(bn, zero_params(g, g.layer(2), {2, 4}), Tensor(Box::whole(g.layer(1).output)), stats,
                                    box({0, 2}, {2, 4}, {0, 6}, {0, 6}));
@@ -121,14 +129,85 @@ TEST(KernelErrors, NameWhatWasExpected) {
   const Tensor logits(Box::whole(lg.layer(0).output));
   for (const std::string backend : {"reference", "onednn"}) {
     auto kernels = make_kernels(backend, 1);
-    EXPECT_NE(error_of([&] { kernels->softmax_cross_entropy_forward(LayerRef(lg, 1), logits, {1, 2}, box({0, 2}, {0, 5}, {0, 1}, {0, 1})); })
-                  .find("tiles may split samples only"),
-              std::string::npos);
-    EXPECT_NE(error_of([&] { kernels->softmax_cross_entropy_forward(LayerRef(lg, 1), logits, {1, 10}, box({0, 2}, {0, 10}, {0, 1}, {0, 1})); })
-                  .find("label 10 of sample 1 is not in [0,10)"),
+    EXPECT_NE(
+        error_of([&] {
+          kernels->softmax_cross_entropy_forward(LayerRef(lg, 1), logits, {1, 2}, box({0, 2}, {0, 5}, {0, 1}, {0, 1}));
+        }).find("tiles may split samples only"),
+        std::string::npos);
+    EXPECT_NE(error_of([&] {
+                kernels->softmax_cross_entropy_forward(LayerRef(lg, 1), logits, {1, 10},
+                                                       box({0, 2}, {0, 10}, {0, 1}, {0, 1}));
+              }).find("label 10 of sample 1 is not in [0,10)"),
               std::string::npos);
   }
   EXPECT_NE(error_of([] { make_kernels("cudnn"); }).find("expected reference or onednn"), std::string::npos);
+}
+
+// A backend that records what the public functions hand its protected functions.
+class RecordingKernels : public ReferenceKernels {
+ public:
+  std::vector<const Tensor*> conv_inputs;
+  std::vector<std::vector<Box>> concat_boxes;
+
+ protected:
+  Tensor do_conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& x, const Box& out_box) override {
+    conv_inputs.push_back(&x);
+    EXPECT_EQ(x.box(), l.required_input(0, out_box));
+    return ReferenceKernels::do_conv2d_forward(l, params, x, out_box);
+  }
+  Tensor do_concat_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) override {
+    std::vector<Box> boxes;
+    for (const Tensor* x : xs) boxes.push_back(x->box());
+    concat_boxes.push_back(boxes);
+    return ReferenceKernels::do_concat_forward(l, xs, out_box);
+  }
+};
+
+TEST(KernelInterface, HandsBackendsInputsOfExactlyTheBoxTheTileReads) {
+  const ModelGraph g = small_model();
+  RecordingKernels k;
+  const LayerRef conv(g, 1);
+  const Box tile = box({0, 2}, {0, 2}, {3, 6}, {0, 6});
+  const LayerParams p = shard(zero_params(g, g.layer(1)), {0, 2});
+  const Tensor whole(Box::whole(g.layer(0).output));
+  const Tensor exact(box({0, 2}, {0, 3}, {2, 6}, {0, 6}));
+  k.conv2d_forward(conv, p, whole, tile);  // cropped to the halo rows 2..5
+  k.conv2d_forward(conv, p, exact, tile);  // passed on without a copy
+  ASSERT_EQ(k.conv_inputs.size(), 2u);
+  EXPECT_NE(k.conv_inputs[0], &whole);
+  EXPECT_EQ(k.conv_inputs[1], &exact);
+
+  // A concat tile whose channels miss its second input: that slot gets an empty tensor of
+  // its (empty) required box and the caller's tensor is not read.
+  ModelGraph cg("cat");
+  const int in = cg.input("in", Shape{{1, 2, 2, 2}});
+  const int cat = cg.concat("cat", {cg.relu("a", in), cg.relu("b", in)});
+  const LayerRef c(cg, cat);
+  const Tensor a(Box::whole(cg.layer(1).output));
+  k.concat_forward(c, {&a, nullptr}, box({0, 1}, {0, 2}, {0, 2}, {0, 2}));
+  ASSERT_EQ(k.concat_boxes.size(), 1u);
+  EXPECT_EQ(k.concat_boxes[0][0], a.box());
+  EXPECT_EQ(k.concat_boxes[0][1], c.required_input(1, box({0, 1}, {0, 2}, {0, 2}, {0, 2})));
+  EXPECT_TRUE(k.concat_boxes[0][1].empty());
+}
+
+TEST(KernelErrors, AreTheSameForEveryBackend) {
+  // The public functions check before any backend runs: both backends say the same.
+  const ModelGraph g = small_model();
+  const LayerRef conv(g, 1);
+  const Box tile = box({0, 2}, {0, 2}, {3, 6}, {0, 6});
+  const LayerParams p = shard(zero_params(g, g.layer(1)), {0, 2});
+  const Tensor short_input(box({0, 2}, {0, 3}, {3, 6}, {0, 6}));
+  std::vector<std::string> errors;
+  for (const KernelBackend backend : {KernelBackend::kReference, KernelBackend::kOnednn}) {
+    auto k = make_kernels(backend, 1);
+    EXPECT_EQ(k->name(), kernel_backend_name(backend));
+    errors.push_back(error_of([&] { k->conv2d_forward(conv, p, short_input, tile); }) + " | " +
+                     error_of([&] { k->relu_backward(conv, short_input, short_input); }));
+  }
+  EXPECT_EQ(errors[0], errors[1]);
+  EXPECT_NE(errors[0].find("input 0 must cover"), std::string::npos);
+  EXPECT_NE(errors[0].find("given to the relu kernel"), std::string::npos);
 }
 
 TEST(BatchNormStatistics, PartialSumsOverTilesEqualTheWholeTensors) {
@@ -144,8 +223,10 @@ TEST(BatchNormStatistics, PartialSumsOverTilesEqualTheWholeTensors) {
     const Box tile = tile_box(g.layer(2).output, Degrees{{2, 1, 2, 2}}, t);
     const BatchNormStats s = k.batch_norm_statistics(bn, x, tile);
     EXPECT_EQ(s.count, 9);
-    if (t == 0) reduced = s;
-    else reduced.add(s);
+    if (t == 0)
+      reduced = s;
+    else
+      reduced.add(s);
   }
   EXPECT_EQ(reduced.count, whole.count);
   for (size_t c = 0; c < 4; ++c) {

@@ -19,7 +19,7 @@
 #include "runtime/safetensors.h"
 #include "tests/scratch_dir.h"
 
-namespace layerplan {
+namespace layerplan::safetensors {
 namespace {
 
 namespace fs = std::filesystem;
@@ -56,8 +56,8 @@ Tensor raw(DType dtype, std::vector<int64_t> shape, std::vector<uint8_t> bytes) 
   return t;
 }
 
-SafetensorsContents sample() {
-  SafetensorsContents c;
+Contents sample() {
+  Contents c;
   std::vector<float> w(2 * 3 * 2 * 2);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i) * 0.25f - 1.0f;
   c.tensors["features.0.weight"] = Tensor::from_floats({2, 3, 2, 2}, w);
@@ -74,9 +74,9 @@ SafetensorsContents sample() {
 
 TEST(Safetensors, WhatWeWriteWeReadBackExactly) {
   ScratchDir dir;
-  const SafetensorsContents in = sample();
-  write_safetensors(dir.file("a.safetensors"), in);
-  const SafetensorsContents out = read_safetensors(dir.file("a.safetensors"));
+  const Contents in = sample();
+  write_file(dir.file("a.safetensors"), in);
+  const Contents out = read_file(dir.file("a.safetensors"));
   EXPECT_EQ(out.metadata, in.metadata);
   ASSERT_EQ(out.tensors.size(), in.tensors.size());
   for (const auto& [name, t] : in.tensors) {
@@ -95,10 +95,10 @@ TEST(Safetensors, ReadRowsReadsOnlyThatSliceOfTheFirstDimension) {
   ScratchDir dir;
   std::vector<float> v(5 * 2);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  SafetensorsContents c;
+  Contents c;
   c.tensors["images"] = Tensor::from_floats({5, 2}, v);
-  write_safetensors(dir.file("d.safetensors"), c);
-  const SafetensorsReader reader(dir.file("d.safetensors"));
+  write_file(dir.file("d.safetensors"), c);
+  const Reader reader(dir.file("d.safetensors"));
   const Tensor rows = reader.read_rows("images", 1, 3);
   EXPECT_EQ(rows.shape, (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(rows.floats(), (std::vector<float>{2, 3, 4, 5, 6, 7}));
@@ -111,15 +111,15 @@ TEST(Safetensors, ReadRowsReadsOnlyThatSliceOfTheFirstDimension) {
 TEST(Safetensors, AFailedWriteLeavesNothingAndKeepsTheOldFile) {
   ScratchDir dir;
   const std::string path = dir.file("ckpt.safetensors");
-  write_safetensors(path, sample());
+  write_file(path, sample());
   const std::string before = read_bytes(path);
-  SafetensorsContents bad = sample();
+  Contents bad = sample();
   bad.tensors["broken"] = Tensor::from_floats({2}, std::vector<float>{1, 2});
   bad.tensors["broken"].shape = {3};  // 8 bytes for 3 floats
-  EXPECT_THROW(write_safetensors(path, bad), std::invalid_argument);
+  EXPECT_THROW(write_file(path, bad), std::invalid_argument);
   EXPECT_EQ(read_bytes(path), before);
   try {
-    write_safetensors(dir.file("no/such/dir/x.safetensors"), sample());
+    write_file(dir.file("no/such/dir/x.safetensors"), sample());
     FAIL() << "wrote into a missing directory";
   } catch (const UsageError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no/such/dir/x.safetensors"));
@@ -175,21 +175,21 @@ TEST(Safetensors, EveryKindOfCorruptFileIsAUsageErrorNamingTheFileAndTheFault) {
     const std::string path = dir.file("bad.safetensors");
     write_bytes(path, c.bytes);
     try {
-      SafetensorsReader reader(path);
+      Reader reader(path);
       ADD_FAILURE() << c.what << ": accepted";
     } catch (const UsageError& e) {
       EXPECT_THAT(e.what(), HasSubstr("'" + path + "'")) << c.what;
       EXPECT_THAT(e.what(), HasSubstr(c.expected)) << c.what;
     }
   }
-  EXPECT_THROW(SafetensorsReader(dir.file("missing.safetensors")), UsageError);
+  EXPECT_THROW(Reader(dir.file("missing.safetensors")), UsageError);
 }
 
 // Runs the reference script; returns its stdout, failing the test when it fails.
 std::string run_reference(const std::string& mode, const std::string& path) {
   const std::string out = path + ".out";
-  const std::string command = "'" + kPython + "' '" + kReferenceScript + "' " + mode + " '" + path + "' > '" + out +
-                              "' 2>&1";
+  const std::string command =
+      "'" + kPython + "' '" + kReferenceScript + "' " + mode + " '" + path + "' > '" + out + "' 2>&1";
   const int status = std::system(command.c_str());
   const std::string text = read_bytes(out);
   fs::remove(out);
@@ -198,21 +198,21 @@ std::string run_reference(const std::string& mode, const std::string& path) {
 }
 
 TEST(SafetensorsReference, TheReferenceIsInstalled) {
-  ASSERT_TRUE(fs::exists(kPython)) << kPython
-                                   << " is missing: scripts/setup installs the reference safetensors there";
+  ASSERT_TRUE(fs::exists(kPython)) << kPython << " is missing: scripts/setup installs the reference safetensors there";
 }
 
 TEST(SafetensorsReference, TheReferenceReadsWhatWeWrite) {
   ScratchDir dir;
   const std::string path = dir.file("ours.safetensors");
-  write_safetensors(path, sample());
+  write_file(path, sample());
   const nlohmann::json got = nlohmann::json::parse(run_reference("read", path));
   EXPECT_EQ(got["metadata"], (nlohmann::json{{"format", "pt"}, {"step", "12"}}));
   const auto& t = got["tensors"];
   ASSERT_EQ(t.size(), 6u) << got.dump();
   EXPECT_EQ(t["features.0.weight"]["dtype"], "F32");
   EXPECT_EQ(t["features.0.weight"]["shape"], (nlohmann::json{2, 3, 2, 2}));
-  for (size_t i = 0; i < 24; ++i) EXPECT_EQ(t["features.0.weight"]["values"][i].get<double>(), static_cast<double>(i) * 0.25 - 1.0);
+  for (size_t i = 0; i < 24; ++i)
+    EXPECT_EQ(t["features.0.weight"]["values"][i].get<double>(), static_cast<double>(i) * 0.25 - 1.0);
   EXPECT_EQ(t["labels"]["values"], (nlohmann::json{3, -7, int64_t{1} << 40}));
   EXPECT_EQ(t["mask"]["values"], (nlohmann::json{true, false, true}));
   EXPECT_EQ(t["bytes"]["values"], (nlohmann::json{0, 255}));
@@ -224,7 +224,7 @@ TEST(SafetensorsReference, WeReadWhatTheReferenceWrites) {
   ScratchDir dir;
   const std::string path = dir.file("theirs.safetensors");
   run_reference("write", path);
-  const SafetensorsReader reader(path);
+  const Reader reader(path);
   EXPECT_EQ(reader.metadata().at("written_by"), "safetensors-reference");
   const Tensor w = reader.read("conv.weight");
   EXPECT_EQ(w.shape, (std::vector<int64_t>{2, 3, 2, 2}));
@@ -242,4 +242,4 @@ TEST(SafetensorsReference, WeReadWhatTheReferenceWrites) {
 }
 
 }  // namespace
-}  // namespace layerplan
+}  // namespace layerplan::safetensors

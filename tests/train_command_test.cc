@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/executor/checkpoint_file.h"
+#include "runtime/executor/checkpoint.h"
 #include "runtime/safetensors.h"
 #include "tests/cli_harness.h"
 
@@ -180,11 +180,11 @@ fs::path small_dataset(const ScratchDir& dir) {
   for (float& v : images) v = normal(rng);
   std::vector<int64_t> labels(40);
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i % 10);
-  SafetensorsContents c;
-  c.tensors["images"] = Tensor::from_floats({40, 1, 32, 32}, images);
-  c.tensors["labels"] = Tensor::from_int64s({40}, labels);
+  safetensors::Contents c;
+  c.tensors["images"] = safetensors::Tensor::from_floats({40, 1, 32, 32}, images);
+  c.tensors["labels"] = safetensors::Tensor::from_int64s({40}, labels);
   const fs::path file = dir.path() / "small.safetensors";
-  write_safetensors(file.string(), c);
+  safetensors::write_file(file.string(), c);
   return file;
 }
 

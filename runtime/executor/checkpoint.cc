@@ -3,6 +3,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "runtime/safetensors.h"
 
 namespace layerplan {
 namespace {
@@ -12,14 +13,31 @@ namespace {
 const std::map<std::string, std::string>& renamed(const std::string& model) {
   static const std::map<std::string, std::map<std::string, std::string>> tables = {
       {"alexnet",
-       {{"conv1", "features.0"}, {"conv2", "features.3"}, {"conv3", "features.6"}, {"conv4", "features.8"},
-        {"conv5", "features.10"}, {"fc6", "classifier.1"}, {"fc7", "classifier.4"}, {"fc8", "classifier.6"}}},
+       {{"conv1", "features.0"},
+        {"conv2", "features.3"},
+        {"conv3", "features.6"},
+        {"conv4", "features.8"},
+        {"conv5", "features.10"},
+        {"fc6", "classifier.1"},
+        {"fc7", "classifier.4"},
+        {"fc8", "classifier.6"}}},
       {"vgg16",
-       {{"conv1_1", "features.0"}, {"conv1_2", "features.2"}, {"conv2_1", "features.5"}, {"conv2_2", "features.7"},
-        {"conv3_1", "features.10"}, {"conv3_2", "features.12"}, {"conv3_3", "features.14"},
-        {"conv4_1", "features.17"}, {"conv4_2", "features.19"}, {"conv4_3", "features.21"},
-        {"conv5_1", "features.24"}, {"conv5_2", "features.26"}, {"conv5_3", "features.28"},
-        {"fc6", "classifier.0"}, {"fc7", "classifier.3"}, {"fc8", "classifier.6"}}},
+       {{"conv1_1", "features.0"},
+        {"conv1_2", "features.2"},
+        {"conv2_1", "features.5"},
+        {"conv2_2", "features.7"},
+        {"conv3_1", "features.10"},
+        {"conv3_2", "features.12"},
+        {"conv3_3", "features.14"},
+        {"conv4_1", "features.17"},
+        {"conv4_2", "features.19"},
+        {"conv4_3", "features.21"},
+        {"conv5_1", "features.24"},
+        {"conv5_2", "features.26"},
+        {"conv5_3", "features.28"},
+        {"fc6", "classifier.0"},
+        {"fc7", "classifier.3"},
+        {"fc8", "classifier.6"}}},
   };
   static const std::map<std::string, std::string> none;
   const auto it = tables.find(model);
@@ -58,7 +76,57 @@ std::vector<Part> parts_of(const ModelGraph& graph, const Layer& layer) {
 
 const std::string kMomentum = "momentum_buffer.";
 
+// The values of `tensor` in a checkpoint read from `path`, which must have the shape `part` has
+// in `layer`.
+const std::vector<float>& stored_values(const TrainingState& state, const std::string& path, const std::string& tensor,
+                                        const Part& part, const Layer& layer) {
+  const auto it = state.arrays.find(tensor);
+  require(it != state.arrays.end(), "checkpoint '" + path + "' has no F32 tensor '" + tensor + "'");
+  require(it->second.shape == part.shape,
+          "checkpoint '" + path + "': tensor '" + tensor + "' has another shape than layer " + layer.name + " needs");
+  return it->second.values;
+}
+
+// One layer's parameters and (with training_state, where the checkpoint has them) momentum buffers.
+std::pair<LayerParams, LayerParams> stored_layer(const TrainingState& state, const std::string& path,
+                                                 const ModelGraph& graph, const Layer& layer, bool training_state) {
+  LayerParams params = zero_params(graph, layer);
+  LayerParams momentum = params;
+  momentum.weight.clear();
+  momentum.bias.clear();
+  const std::string prefix = state_dict_prefix(graph.name(), layer.name);
+  for (const Part& part : parts_of(graph, layer)) {
+    const std::string name = prefix + "." + part.suffix;
+    params.*part.field = stored_values(state, path, name, part, layer);
+    const bool is_buffer = part.field == &LayerParams::weight || part.field == &LayerParams::bias;
+    if (training_state && is_buffer && state.arrays.count(kMomentum + name)) {
+      momentum.*part.field = stored_values(state, path, kMomentum + name, part, layer);
+    }
+  }
+  return {std::move(params), std::move(momentum)};
+}
+
 }  // namespace
+
+void write_checkpoint(const std::string& path, const TrainingState& state) {
+  safetensors::Contents contents;
+  contents.metadata = state.metadata;
+  for (const auto& [name, array] : state.arrays) {
+    contents.tensors[name] = safetensors::Tensor::from_floats(array.shape, array.values);
+  }
+  safetensors::write_file(path, contents);
+}
+
+TrainingState read_checkpoint(const std::string& path) {
+  const safetensors::Reader reader(path);
+  TrainingState state;
+  state.metadata = reader.metadata();
+  for (const auto& [name, info] : reader.tensors()) {
+    if (info.dtype != safetensors::DType::kF32) continue;
+    state.arrays[name] = FloatArray{info.shape, reader.read(name).floats()};
+  }
+  return state;
+}
 
 std::string state_dict_prefix(const std::string& model, const std::string& layer) {
   const auto& table = renamed(model);
@@ -72,9 +140,8 @@ std::string state_dict_prefix(const std::string& model, const std::string& layer
 
 TrainingState training_state_of(const ModelGraph& graph, const Executor& executor, Communicator* comm) {
   TrainingState contents;
-  contents.metadata = {{"format", "layerplan-checkpoint"},
-                       {"model", graph.name()},
-                       {"step", std::to_string(executor.steps_done())}};
+  contents.metadata = {
+      {"format", "layerplan-checkpoint"}, {"model", graph.name()}, {"step", std::to_string(executor.steps_done())}};
   for (const Layer& layer : graph.layers()) {
     if (!has_params(layer.kind)) continue;
     LayerParams params = executor.gathered_params(layer.id);
@@ -111,28 +178,7 @@ int64_t restore_training_state(const TrainingState& state, const std::string& pa
   // Read everything first, so that a bad file changes nothing.
   std::vector<std::pair<LayerParams, LayerParams>> loaded;
   for (const Layer& layer : graph.layers()) {
-    if (!has_params(layer.kind)) continue;
-    LayerParams params = zero_params(graph, layer);
-    LayerParams momentum = params;
-    momentum.weight.clear();
-    momentum.bias.clear();
-    const std::string prefix = state_dict_prefix(graph.name(), layer.name);
-    for (const Part& part : parts_of(graph, layer)) {
-      const std::string name = prefix + "." + part.suffix;
-      const auto read = [&](const std::string& tensor, std::vector<float>* into) {
-        const auto it = state.arrays.find(tensor);
-        require(it != state.arrays.end(), "checkpoint '" + path + "' has no F32 tensor '" + tensor + "'");
-        require(it->second.shape == part.shape, "checkpoint '" + path + "': tensor '" + tensor +
-                                                    "' has another shape than layer " + layer.name + " needs");
-        *into = it->second.values;
-      };
-      read(name, &(params.*part.field));
-      const bool is_buffer = part.field == &LayerParams::weight || part.field == &LayerParams::bias;
-      if (training_state && is_buffer && state.arrays.count(kMomentum + name)) {
-        read(kMomentum + name, &(momentum.*part.field));
-      }
-    }
-    loaded.emplace_back(std::move(params), std::move(momentum));
+    if (has_params(layer.kind)) loaded.push_back(stored_layer(state, path, graph, layer, training_state));
   }
   size_t i = 0;
   for (const Layer& layer : graph.layers()) {

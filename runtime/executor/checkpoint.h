@@ -9,14 +9,36 @@
 // state, not the state_dict: strip that prefix group before load_state_dict). Metadata:
 // "format" = "layerplan-checkpoint", "model", "step".
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "model/model_graph.h"
 #include "runtime/communicator.h"
-#include "runtime/executor/checkpoint_file.h"
 #include "runtime/executor/executor.h"
 
 namespace layerplan {
+
+// One tensor of a checkpoint: its torch shape and its values.
+struct FloatArray {
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+// A checkpoint in memory: named float arrays and string metadata.
+struct TrainingState {
+  std::map<std::string, FloatArray> arrays;
+  std::map<std::string, std::string> metadata;
+};
+
+// Writes `state` to `path` as a safetensors file (runtime/safetensors.h), atomically, as
+// F32 tensors. Throws UsageError naming the file on failure.
+void write_checkpoint(const std::string& path, const TrainingState& state);
+
+// Reads every F32 tensor of `path` and its metadata; tensors of other dtypes (such as
+// PyTorch's I64 num_batches_tracked) are left out. Throws UsageError naming the file for
+// a missing or corrupt one.
+TrainingState read_checkpoint(const std::string& path);
 
 // torchvision's module path of a zoo layer: AlexNet's conv1 is "features.0" and fc6
 // "classifier.1", VGG-16's conv1_1 "features.0" and fc6 "classifier.0", ResNet's

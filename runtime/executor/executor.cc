@@ -60,8 +60,8 @@ uint64_t mix(uint64_t x) {  // SplitMix64's finalizer
 
 }  // namespace
 
-Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels,
-                   Transport& transport, const ExecutorOptions& options)
+Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels, Transport& transport,
+                   const ExecutorOptions& options)
     : graph_(graph), plan_(std::move(plan)), kernels_(kernels), transport_(transport), options_(options) {
   if (static_cast<int>(plan_.size()) != graph_.size()) {
     throw std::invalid_argument("plan has " + std::to_string(plan_.size()) + " configurations for " +
@@ -69,8 +69,7 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
   }
   int inputs = 0;
   for (const Layer& layer : graph_.layers()) inputs += layer.kind == LayerKind::kInput ? 1 : 0;
-  if (inputs != 1 || graph_.size() < 2 ||
-      graph_.layer(graph_.size() - 1).kind != LayerKind::kSoftmaxCrossEntropy) {
+  if (inputs != 1 || graph_.size() < 2 || graph_.layer(graph_.size() - 1).kind != LayerKind::kSoftmaxCrossEntropy) {
     throw std::invalid_argument("executor: the graph needs one input layer and a final softmax_cross_entropy");
   }
   tiles_.resize(static_cast<size_t>(graph_.size()));
@@ -148,28 +147,30 @@ void Executor::gather_inputs(int id) {
     tile.input.assign(slots, nullptr);
   }
   for (int slot = 0; slot < static_cast<int>(slots); ++slot) {
-    const auto s = static_cast<size_t>(slot);
-    auto& producer_tiles = tiles_[static_cast<size_t>(layer.inputs[s])];
     std::vector<BoxMove> moves;
-    for (TileState& tile : layer_tiles) {
-      const Box need = required_input_box(graph_, layer, slot, tile.box);
-      const bool held = transport_.holds(tile.device);
-      if (const TileState* same = same_box_on_device(producer_tiles, need, tile.device)) {
-        if (held) tile.input[s] = &same->output;
-        continue;
-      }
-      if (held) {
-        tile.gathered[s] = Tensor(need, Tensor::kUninitialized);  // the moves below cover it
-        tile.input[s] = &tile.gathered[s];
-      }
-      for (const TileState& src : producer_tiles) {
-        const Box region = intersect(src.box, need);
-        if (region.empty()) continue;
-        moves.push_back({transport_.holds(src.device) ? &src.output : nullptr, src.device,
-                         held ? &tile.gathered[s] : nullptr, tile.device, region});
-      }
-    }
+    for (TileState& tile : layer_tiles) gather_tile_input(layer, slot, tile, &moves);
     transport_.exchange(moves, {id, slot, Direction::kForward});
+  }
+}
+
+void Executor::gather_tile_input(const Layer& layer, int slot, TileState& tile, std::vector<BoxMove>* moves) {
+  const auto s = static_cast<size_t>(slot);
+  const auto& producer_tiles = tiles_[static_cast<size_t>(layer.inputs[s])];
+  const Box need = required_input_box(graph_, layer, slot, tile.box);
+  const bool held = transport_.holds(tile.device);
+  if (const TileState* same = same_box_on_device(producer_tiles, need, tile.device)) {
+    if (held) tile.input[s] = &same->output;
+    return;
+  }
+  if (held) {
+    tile.gathered[s] = Tensor(need, Tensor::kUninitialized);  // the moves below cover it
+    tile.input[s] = &tile.gathered[s];
+  }
+  for (const TileState& src : producer_tiles) {
+    const Box region = intersect(src.box, need);
+    if (region.empty()) continue;
+    moves->push_back({transport_.holds(src.device) ? &src.output : nullptr, src.device,
+                      held ? &tile.gathered[s] : nullptr, tile.device, region});
   }
 }
 
@@ -199,8 +200,8 @@ void Executor::send_back(int id, int slot, std::vector<Tensor>& grads) {
       if (region.empty()) continue;
       const bool owner_held = transport_.holds(owner.device);
       if (owner_held && owner.grad.box() != owner.box) owner.grad = Tensor(owner.box);
-      moves.push_back({held ? &grads[t] : nullptr, tile.device, owner_held ? &owner.grad : nullptr, owner.device,
-                       region});
+      moves.push_back(
+          {held ? &grads[t] : nullptr, tile.device, owner_held ? &owner.grad : nullptr, owner.device, region});
     }
   }
   transport_.exchange(moves, {id, slot, Direction::kBackward});
@@ -243,9 +244,8 @@ class Executor::ComputeTimer {
       : seconds_(executor.options_.time_compute
                      ? &executor.compute_s_[static_cast<size_t>(id)][static_cast<size_t>(device)]
                      : nullptr),
-        forward_seconds_(seconds_ && forward
-                             ? &executor.forward_s_[static_cast<size_t>(id)][static_cast<size_t>(device)]
-                             : nullptr),
+        forward_seconds_(
+            seconds_ && forward ? &executor.forward_s_[static_cast<size_t>(id)][static_cast<size_t>(device)] : nullptr),
         start_(seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
   ~ComputeTimer() {
     if (!seconds_) return;
@@ -320,21 +320,35 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
     const Tensor& x = *tile.input[0];
     const Box& b = tile.box;
     switch (layer.kind) {
-      case LayerKind::kConv2d: tile.output = kernels_.conv2d_forward(l, tile.params, x, b); break;
-      case LayerKind::kMaxPool: tile.output = kernels_.max_pool_forward(l, x, b); break;
-      case LayerKind::kAvgPool: tile.output = kernels_.avg_pool_forward(l, x, b); break;
-      case LayerKind::kGlobalAvgPool: tile.output = kernels_.global_avg_pool_forward(l, x, b); break;
-      case LayerKind::kFullyConnected: tile.output = kernels_.fully_connected_forward(l, tile.params, x, b); break;
-      case LayerKind::kRelu: tile.output = kernels_.relu_forward(l, x, b); break;
+      case LayerKind::kConv2d:
+        tile.output = kernels_.conv2d_forward(l, tile.params, x, b);
+        break;
+      case LayerKind::kMaxPool:
+        tile.output = kernels_.max_pool_forward(l, x, b);
+        break;
+      case LayerKind::kAvgPool:
+        tile.output = kernels_.avg_pool_forward(l, x, b);
+        break;
+      case LayerKind::kGlobalAvgPool:
+        tile.output = kernels_.global_avg_pool_forward(l, x, b);
+        break;
+      case LayerKind::kFullyConnected:
+        tile.output = kernels_.fully_connected_forward(l, tile.params, x, b);
+        break;
+      case LayerKind::kRelu:
+        tile.output = kernels_.relu_forward(l, x, b);
+        break;
       case LayerKind::kDropout:
         tile.output = evaluating_ ? crop(x, b) : kernels_.dropout_forward(l, x, b, dropout_seed(id));
         break;
-      case LayerKind::kFlatten: tile.output = kernels_.flatten_forward(l, x, b); break;
+      case LayerKind::kFlatten:
+        tile.output = kernels_.flatten_forward(l, x, b);
+        break;
       case LayerKind::kConcat:
       case LayerKind::kAdd: {
         std::vector<const Tensor*> ins(tile.input.begin(), tile.input.end());
-        tile.output = layer.kind == LayerKind::kConcat ? kernels_.concat_forward(l, ins, b)
-                                                       : kernels_.add_forward(l, ins, b);
+        tile.output =
+            layer.kind == LayerKind::kConcat ? kernels_.concat_forward(l, ins, b) : kernels_.add_forward(l, ins, b);
         break;
       }
       case LayerKind::kSoftmaxCrossEntropy: {
@@ -344,7 +358,8 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
         break;
       }
       case LayerKind::kBatchNorm:
-      case LayerKind::kInput: break;
+      case LayerKind::kInput:
+        break;
     }
   }
 }
@@ -370,7 +385,8 @@ void Executor::queue_gradients(int id, std::vector<LayerParams>& grads) {
         continue;
       }
       const GradientBucket& bucket = buckets_[static_cast<size_t>(found->second)];
-      const auto position = std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
+      const auto position =
+          std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
       std::vector<float>& data = bucket_data_[static_cast<size_t>(found->second)][static_cast<size_t>(position)];
       if (data.empty()) {
         data = std::move(flat);  // a bucket's first shard (a large layer's only one) is not copied
@@ -403,7 +419,8 @@ void Executor::reduce_bucket(int b) {
     for (int t : replica_groups(s.layer)[static_cast<size_t>(s.group)]) {
       TileState& tile = tiles_[static_cast<size_t>(s.layer)][static_cast<size_t>(t)];
       if (!transport_.holds(tile.device)) continue;
-      const auto position = std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
+      const auto position =
+          std::find(bucket.devices.begin(), bucket.devices.end(), tile.device) - bucket.devices.begin();
       const std::span<const float> all = data[static_cast<size_t>(position)];
       update_tile(s.layer, tile, all.subspan(static_cast<size_t>(offset), static_cast<size_t>(s.elements)));
     }
@@ -465,23 +482,41 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
         g.push_back(std::move(w.input));
         break;
       }
-      case LayerKind::kMaxPool: g.push_back(kernels_.max_pool_backward(l, x, dy)); break;
-      case LayerKind::kAvgPool: g.push_back(kernels_.avg_pool_backward(l, dy)); break;
-      case LayerKind::kGlobalAvgPool: g.push_back(kernels_.global_avg_pool_backward(l, dy)); break;
-      case LayerKind::kRelu: g.push_back(kernels_.relu_backward(l, tile.output, dy)); break;
-      case LayerKind::kDropout: g.push_back(kernels_.dropout_backward(l, dy, dropout_seed(id))); break;
-      case LayerKind::kFlatten: g.push_back(kernels_.flatten_backward(l, dy)); break;
-      case LayerKind::kConcat: g = kernels_.concat_backward(l, dy); break;
-      case LayerKind::kAdd: g = kernels_.add_backward(l, dy); break;
+      case LayerKind::kMaxPool:
+        g.push_back(kernels_.max_pool_backward(l, x, dy));
+        break;
+      case LayerKind::kAvgPool:
+        g.push_back(kernels_.avg_pool_backward(l, dy));
+        break;
+      case LayerKind::kGlobalAvgPool:
+        g.push_back(kernels_.global_avg_pool_backward(l, dy));
+        break;
+      case LayerKind::kRelu:
+        g.push_back(kernels_.relu_backward(l, tile.output, dy));
+        break;
+      case LayerKind::kDropout:
+        g.push_back(kernels_.dropout_backward(l, dy, dropout_seed(id)));
+        break;
+      case LayerKind::kFlatten:
+        g.push_back(kernels_.flatten_backward(l, dy));
+        break;
+      case LayerKind::kConcat:
+        g = kernels_.concat_backward(l, dy);
+        break;
+      case LayerKind::kAdd:
+        g = kernels_.add_backward(l, dy);
+        break;
       case LayerKind::kSoftmaxCrossEntropy:
         g.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
         break;
       case LayerKind::kBatchNorm:
-      case LayerKind::kInput: break;
+      case LayerKind::kInput:
+        break;
     }
     for (size_t slot = 0; slot < g.size(); ++slot) dx[slot][t] = std::move(g[slot]);
   }
-  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) send_back(id, slot, dx[static_cast<size_t>(slot)]);
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot)
+    send_back(id, slot, dx[static_cast<size_t>(slot)]);
   if (has_params(layer.kind)) queue_gradients(id, grads);
 }
 

@@ -110,15 +110,18 @@ class Executor {
     // exactly that box, at the producer's output (no copy).
     std::vector<Tensor> gathered;
     std::vector<const Tensor*> input;
-    Tensor output;  // loss layer: the softmax probabilities
-    Tensor grad;    // gradient of the output, summed from the consumers; allocated in backward
-    LayerParams params;          // the tile's replica of its shard (has_params kinds)
+    Tensor output;       // loss layer: the softmax probabilities
+    Tensor grad;         // gradient of the output, summed from the consumers; allocated in backward
+    LayerParams params;  // the tile's replica of its shard (has_params kinds)
     std::vector<float> momentum_weight, momentum_bias;
-    BatchNormStats stats;        // batch norm: the reduced statistics of this step
+    BatchNormStats stats;  // batch norm: the reduced statistics of this step
   };
 
   // Fills the held tiles' input tensors of layer `id` from the producers' tiles.
   void gather_inputs(int id);
+  // Points `tile`'s input `slot` at a producer's output of exactly its box on the same
+  // device, or allocates it (held tiles) and adds the moves that fill it to `moves`.
+  void gather_tile_input(const Layer& layer, int slot, TileState& tile, std::vector<BoxMove>* moves);
   // Frees what layer `id`'s tiles kept for the backward, once it has run.
   void release(int id);
   // Adds grads[t] (input `slot`'s gradient of tile t, held tiles only) into the producers' tiles.

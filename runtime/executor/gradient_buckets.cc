@@ -20,6 +20,7 @@ std::vector<std::vector<int>> replica_groups(const Layer& layer, const Configura
   std::map<int, std::vector<int>> groups;
   for (int t = 0; t < config.tiles(); ++t) groups[by_channel ? tile_coords(config.degrees, t)[1] : 0].push_back(t);
   std::vector<std::vector<int>> out;
+  out.reserve(groups.size());
   for (auto& [channel, members] : groups) out.push_back(std::move(members));
   return out;
 }
@@ -29,9 +30,7 @@ int64_t shard_elements(const ModelGraph& graph, const Layer& layer, const Config
   return channel_split_shards_weights(layer.kind) ? all / config.degrees[1] : all;
 }
 
-int64_t bucket_cap_elements(int64_t bytes) {
-  return std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(float)));
-}
+int64_t bucket_cap_elements(int64_t bytes) { return std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(float))); }
 
 std::vector<GradientBucket> gradient_buckets(const ModelGraph& graph, const std::vector<Configuration>& plan,
                                              int64_t cap_elements) {
@@ -47,7 +46,8 @@ std::vector<GradientBucket> gradient_buckets(const ModelGraph& graph, const std:
       std::vector<int> devices;
       for (int t : groups[g]) devices.push_back(config.devices[static_cast<size_t>(t)]);
       std::sort(devices.begin(), devices.end());
-      auto bucket = std::find_if(open.begin(), open.end(), [&](const GradientBucket& b) { return b.devices == devices; });
+      auto bucket =
+          std::find_if(open.begin(), open.end(), [&](const GradientBucket& b) { return b.devices == devices; });
       if (bucket == open.end()) {
         open.push_back({devices, {}, -1});
         bucket = open.end() - 1;

@@ -1,8 +1,5 @@
 #include "runtime/kernels/kernel_checks.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <stdexcept>
 #include <string>
 
@@ -14,17 +11,13 @@ std::string who(const LayerRef& l) {
 }
 }  // namespace
 
-void check_kind(const LayerRef& l, LayerKind kind) {
+void check_tile(const LayerRef& l, LayerKind kind, const Box& out_box) {
   if (l.layer.kind != kind) {
     throw std::invalid_argument(who(l) + " given to the " + std::string(kind_name(kind)) + " kernel");
   }
-}
-
-void check_out_box(const LayerRef& l, const Box& out_box) {
   const Box whole = Box::whole(l.layer.output);
   if (out_box.empty() || intersect(out_box, whole) != out_box) {
-    throw std::invalid_argument(who(l) + ": output box " + out_box.str() + " is empty or outside " +
-                                whole.str());
+    throw std::invalid_argument(who(l) + ": output box " + out_box.str() + " is empty or outside " + whole.str());
   }
 }
 
@@ -39,13 +32,31 @@ Box checked_need(const LayerRef& l, int slot, const Tensor& input, const Box& ou
 }
 }  // namespace
 
-Tensor required_input(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) {
-  return crop(input, checked_need(l, slot, input, out_box));
+TensorTile::TensorTile(const Tensor& tensor, const Box& box) : tensor_(&tensor) {
+  if (tensor.box() != box) copy_ = crop(tensor, box);
 }
 
-InputTile::InputTile(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) : input_(&input) {
-  const Box need = checked_need(l, slot, input, out_box);
-  if (input.box() != need) copy_ = crop(input, need);
+TensorTile input_tile(const LayerRef& l, int slot, const Tensor& input, const Box& out_box) {
+  return TensorTile(input, checked_need(l, slot, input, out_box));
+}
+
+InputTiles::InputTiles(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box) {
+  if (inputs.size() != l.layer.inputs.size()) {
+    throw std::invalid_argument("layer " + l.layer.name + ": " + std::string(kind_name(l.layer.kind)) + " of " +
+                                std::to_string(l.layer.inputs.size()) + " inputs given " +
+                                std::to_string(inputs.size()));
+  }
+  tiles_.reserve(inputs.size());
+  for (size_t slot = 0; slot < inputs.size(); ++slot) {
+    const Box need = l.required_input(static_cast<int>(slot), out_box);
+    if (need.empty()) {
+      tiles_.emplace_back(Tensor(need));
+    } else {
+      tiles_.push_back(input_tile(l, static_cast<int>(slot), *inputs[slot], out_box));
+    }
+  }
+  pointers_.reserve(tiles_.size());
+  for (const TensorTile& tile : tiles_) pointers_.push_back(&*tile);
 }
 
 void check_params(const LayerRef& l, const LayerParams& params, const Box& out_box) {
@@ -58,15 +69,14 @@ void check_params(const LayerRef& l, const LayerParams& params, const Box& out_b
                                 std::to_string(out_box.dim[1].lo) + "," + std::to_string(out_box.dim[1].hi) +
                                 ") with " + std::to_string(weights) + " weights and " + std::to_string(biases) +
                                 " biases, got channels [" + std::to_string(params.channels.lo) + "," +
-                                std::to_string(params.channels.hi) + ") with " +
-                                std::to_string(params.weight.size()) + " and " + std::to_string(params.bias.size()));
+                                std::to_string(params.channels.hi) + ") with " + std::to_string(params.weight.size()) +
+                                " and " + std::to_string(params.bias.size()));
   }
 }
 
 void check_box(const Tensor& t, const Box& expected, const char* what, const LayerRef& l) {
   if (t.box() != expected) {
-    throw std::invalid_argument(who(l) + ": " + what + " must have box " + expected.str() + ", got " +
-                                t.box().str());
+    throw std::invalid_argument(who(l) + ": " + what + " must have box " + expected.str() + ", got " + t.box().str());
   }
 }
 
@@ -83,17 +93,6 @@ void check_sums(const LayerRef& l, const char* what, Interval channels, size_t a
   }
 }
 }  // namespace
-
-Normalization normalization(const BatchNormStats& s, double eps) {
-  Normalization z;
-  for (size_t i = 0; i < s.sum.size(); ++i) {
-    const double mean = s.sum[i] / static_cast<double>(s.count);
-    const double var = std::max(0.0, s.sum_sq[i] / static_cast<double>(s.count) - mean * mean);  // biased
-    z.mean.push_back(mean);
-    z.inv_std.push_back(1.0 / std::sqrt(var + eps));
-  }
-  return z;
-}
 
 void check_batch_norm_stats(const LayerRef& l, const BatchNormStats& s, const Box& out_box) {
   check_sums(l, "batch-norm statistics", s.channels, s.sum.size(), s.sum_sq.size(), s.count, out_box);
@@ -125,20 +124,6 @@ void check_labels(const LayerRef& l, const std::vector<int64_t>& labels, const B
                                   std::to_string(classes) + ")");
     }
   }
-}
-
-TilePadding tile_padding(const Window& w, const Box& out_box, const Box& in_box) {
-  TilePadding p;
-  const std::array<int, 2> kernel{w.kernel_h, w.kernel_w}, stride{w.stride_h, w.stride_w}, pad{w.pad_h, w.pad_w};
-  for (size_t a = 0; a < 2; ++a) {
-    const Interval& out = out_box.dim[a + 2];
-    const Interval& in = in_box.dim[a + 2];
-    const int64_t first = out.lo * stride[a] - pad[a];                  // first input row read
-    const int64_t end = (out.hi - 1) * stride[a] - pad[a] + kernel[a];  // one past the last
-    p.l[a] = in.lo - first;
-    p.r[a] = end - in.hi;
-  }
-  return p;
 }
 
 }  // namespace layerplan::kernels_internal

@@ -1,95 +1,174 @@
+// The public Kernels functions: each checks its arguments and crops its inputs to the
+// tile's boxes once, for every backend, then calls the backend's do_* function.
 #include "runtime/kernels/kernels.h"
 
-#include <cmath>
-#include <stdexcept>
-#include <string>
-
-#include "runtime/kernels/onednn_kernels.h"
-#include "runtime/kernels/reference_kernels.h"
+#include "runtime/kernels/kernel_checks.h"
 
 namespace layerplan {
 
-namespace {
+using namespace kernels_internal;
 
-void check_same_channels(Interval a, Interval b, const char* what) {
-  if (a != b) {
-    throw std::invalid_argument(std::string(what) + " of channels [" + std::to_string(a.lo) + "," +
-                                std::to_string(a.hi) + ") cannot be summed with channels [" + std::to_string(b.lo) +
-                                "," + std::to_string(b.hi) + ")");
-  }
+Tensor Kernels::conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kConv2d, out_box);
+  check_params(l, params, out_box);
+  return do_conv2d_forward(l, params, *input_tile(l, 0, input, out_box), out_box);
 }
 
-// SplitMix64's finalizer: a bijective mix, so distinct (seed, index) pairs rarely collide.
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+WeightedGrads Kernels::conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                       const Tensor& grad_output) {
+  const Box& out_box = grad_output.box();
+  check_tile(l, LayerKind::kConv2d, out_box);
+  check_params(l, params, out_box);
+  return do_conv2d_backward(l, params, *input_tile(l, 0, input, out_box), grad_output);
 }
 
-}  // namespace
-
-void BatchNormStats::add(const BatchNormStats& other) {
-  check_same_channels(channels, other.channels, "batch-norm statistics");
-  for (size_t i = 0; i < sum.size(); ++i) {
-    sum[i] += other.sum[i];
-    sum_sq[i] += other.sum_sq[i];
-  }
-  count += other.count;
+Tensor Kernels::max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kMaxPool, out_box);
+  return do_max_pool_forward(l, *input_tile(l, 0, input, out_box), out_box);
 }
 
-void BatchNormGradStats::add(const BatchNormGradStats& other) {
-  check_same_channels(channels, other.channels, "batch-norm gradient statistics");
-  for (size_t i = 0; i < sum_dy.size(); ++i) {
-    sum_dy[i] += other.sum_dy[i];
-    sum_dy_xhat[i] += other.sum_dy_xhat[i];
-  }
+Tensor Kernels::max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kMaxPool, grad_output.box());
+  return do_max_pool_backward(l, *input_tile(l, 0, input, grad_output.box()), grad_output);
 }
 
-bool dropout_keeps(uint64_t seed, int64_t index) {
-  const uint64_t bits = mix(mix(seed + 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(index));
-  // The top 24 bits as a uniform in [0, 1): exact in float, which the Python generator mirrors.
-  const double u = static_cast<double>(bits >> 40) / 16777216.0;
-  return u >= kDropoutProbability;
+Tensor Kernels::avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kAvgPool, out_box);
+  return do_avg_pool_forward(l, *input_tile(l, 0, input, out_box), out_box);
 }
 
-void update_running_stats(const BatchNormStats& global, double momentum, LayerParams* params) {
-  check_same_channels(global.channels, params->channels, "update_running_stats: statistics");
-  if (global.count < 2 || params->running_mean.size() != global.sum.size()) {
-    throw std::invalid_argument("update_running_stats: needs batch-norm parameters and at least 2 elements per "
-                                "channel, got " + std::to_string(global.count));
-  }
-  const auto m = static_cast<double>(global.count);
-  for (size_t i = 0; i < global.sum.size(); ++i) {
-    const double mean = global.sum[i] / m;
-    const double unbiased = std::max(0.0, (global.sum_sq[i] - m * mean * mean) / (m - 1));
-    params->running_mean[i] = static_cast<float>((1 - momentum) * params->running_mean[i] + momentum * mean);
-    params->running_var[i] = static_cast<float>((1 - momentum) * params->running_var[i] + momentum * unbiased);
-  }
+Tensor Kernels::avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kAvgPool, grad_output.box());
+  return do_avg_pool_backward(l, grad_output);
 }
 
-LayerParams batch_norm_weight_grads(const BatchNormGradStats& local) {
-  LayerParams p;
-  p.channels = local.channels;
-  p.row = 1;
-  p.weight.assign(local.sum_dy_xhat.begin(), local.sum_dy_xhat.end());
-  p.bias.assign(local.sum_dy.begin(), local.sum_dy.end());
-  return p;
+Tensor Kernels::global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kGlobalAvgPool, out_box);
+  return do_global_avg_pool_forward(l, *input_tile(l, 0, input, out_box), out_box);
 }
 
-const char* kernel_backend_name(KernelBackend backend) {
-  return backend == KernelBackend::kOnednn ? "onednn" : "reference";
+Tensor Kernels::global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kGlobalAvgPool, grad_output.box());
+  return do_global_avg_pool_backward(l, grad_output);
 }
 
-std::unique_ptr<Kernels> make_kernels(KernelBackend backend, int threads) {
-  if (backend == KernelBackend::kReference) return std::make_unique<ReferenceKernels>();
-  return std::make_unique<OnednnKernels>(threads);
+Tensor Kernels::fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                        const Box& out_box) {
+  check_tile(l, LayerKind::kFullyConnected, out_box);
+  check_params(l, params, out_box);
+  return do_fully_connected_forward(l, params, *input_tile(l, 0, input, out_box), out_box);
 }
 
-std::unique_ptr<Kernels> make_kernels(std::string_view backend, int threads) {
-  if (backend == "reference") return std::make_unique<ReferenceKernels>();
-  if (backend == "onednn") return std::make_unique<OnednnKernels>(threads);
-  throw std::invalid_argument("unknown kernel backend '" + std::string(backend) +
-                              "': expected reference or onednn");
+WeightedGrads Kernels::fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                                const Tensor& grad_output) {
+  const Box& out_box = grad_output.box();
+  check_tile(l, LayerKind::kFullyConnected, out_box);
+  check_params(l, params, out_box);
+  return do_fully_connected_backward(l, params, *input_tile(l, 0, input, out_box), grad_output);
+}
+
+Tensor Kernels::relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kRelu, out_box);
+  return do_relu_forward(l, *input_tile(l, 0, input, out_box), out_box);
+}
+
+Tensor Kernels::relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kRelu, grad_output.box());
+  return do_relu_backward(l, *TensorTile(output, grad_output.box()), grad_output);
+}
+
+BatchNormStats Kernels::batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kBatchNorm, out_box);
+  return do_batch_norm_statistics(l, *input_tile(l, 0, input, out_box), out_box);
+}
+
+Tensor Kernels::batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                   const BatchNormStats& global, const Box& out_box) {
+  check_tile(l, LayerKind::kBatchNorm, out_box);
+  check_params(l, params, out_box);
+  check_batch_norm_stats(l, global, out_box);
+  return do_batch_norm_forward(l, params, *input_tile(l, 0, input, out_box), global, out_box);
+}
+
+BatchNormGradStats Kernels::batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params,
+                                                           const Tensor& input, const Tensor& grad_output,
+                                                           const BatchNormStats& global) {
+  const Box& out_box = grad_output.box();
+  check_tile(l, LayerKind::kBatchNorm, out_box);
+  check_params(l, params, out_box);
+  check_batch_norm_stats(l, global, out_box);
+  return do_batch_norm_backward_statistics(l, params, *input_tile(l, 0, input, out_box), grad_output, global);
+}
+
+Tensor Kernels::batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                    const Tensor& grad_output, const BatchNormStats& global,
+                                    const BatchNormGradStats& global_grad) {
+  const Box& out_box = grad_output.box();
+  check_tile(l, LayerKind::kBatchNorm, out_box);
+  check_params(l, params, out_box);
+  check_batch_norm_stats(l, global, out_box);
+  check_batch_norm_stats(l, global_grad, out_box);
+  return do_batch_norm_backward(l, params, *input_tile(l, 0, input, out_box), grad_output, global, global_grad);
+}
+
+Tensor Kernels::dropout_forward(const LayerRef& l, const Tensor& input, const Box& out_box, uint64_t seed) {
+  check_tile(l, LayerKind::kDropout, out_box);
+  return do_dropout_forward(l, *input_tile(l, 0, input, out_box), out_box, seed);
+}
+
+Tensor Kernels::dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed) {
+  check_tile(l, LayerKind::kDropout, grad_output.box());
+  return do_dropout_backward(l, grad_output, seed);
+}
+
+Tensor Kernels::flatten_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kFlatten, out_box);
+  // required_input_box throws unless out_box has every feature.
+  return do_flatten_forward(l, *input_tile(l, 0, input, out_box), out_box);
+}
+
+Tensor Kernels::flatten_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kFlatten, grad_output.box());
+  return do_flatten_backward(l, grad_output);
+}
+
+Tensor Kernels::concat_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box) {
+  check_tile(l, LayerKind::kConcat, out_box);
+  return do_concat_forward(l, *InputTiles(l, inputs, out_box), out_box);
+}
+
+std::vector<Tensor> Kernels::concat_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kConcat, grad_output.box());
+  return do_concat_backward(l, grad_output);
+}
+
+Tensor Kernels::add_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box) {
+  check_tile(l, LayerKind::kAdd, out_box);
+  return do_add_forward(l, *InputTiles(l, inputs, out_box), out_box);
+}
+
+std::vector<Tensor> Kernels::add_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kAdd, grad_output.box());
+  return do_add_backward(l, grad_output);
+}
+
+LossTile Kernels::softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits,
+                                                const std::vector<int64_t>& labels, const Box& out_box) {
+  check_tile(l, LayerKind::kSoftmaxCrossEntropy, out_box);
+  check_samples_only(l, out_box);
+  const TensorTile x = input_tile(l, 0, logits, out_box);
+  check_labels(l, labels, out_box);
+  return do_softmax_cross_entropy_forward(l, *x, labels, out_box);
+}
+
+Tensor Kernels::softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
+                                               const std::vector<int64_t>& labels) {
+  const Box& box = probabilities.box();
+  check_tile(l, LayerKind::kSoftmaxCrossEntropy, box);
+  check_samples_only(l, box);
+  check_box(probabilities, l.required_input(0, box), "the saved probabilities", l);
+  check_labels(l, labels, box);
+  return do_softmax_cross_entropy_backward(l, probabilities, labels);
 }
 
 }  // namespace layerplan

@@ -1,5 +1,5 @@
 #pragma once
-// The kernel backend interface: forward and backward of every layer kind on one tile.
+// The kernel interface: forward and backward of every layer kind on one tile.
 //
 // A tile is a box of the layer's whole output tensor (model/geometry.h). A forward
 // kernel takes, for each input slot, a tensor covering required_input_box(graph, layer,
@@ -18,148 +18,144 @@
 // Batch norm and the loss need values reduced over tiles; their kernels return partial
 // sums and take the reduced values back as arguments (docs/kernels.md).
 //
-// Implementations: ReferenceKernels (plain loops) and OnednnKernels (oneDNN 2.6).
+// Kernels is a non-virtual interface: each public function checks its arguments (layer
+// kind, tile box, parameter shard, reduced sums, labels; std::invalid_argument saying
+// what was expected) and crops each input to exactly the box the tile reads, then calls
+// the backend's protected do_* function. A backend implements only those.
+// Backends: ReferenceKernels (plain loops) and OnednnKernels (oneDNN 2.6).
 #include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 #include "model/geometry.h"
-#include "model/model_graph.h"
+#include "runtime/kernels/kernel_types.h"
 #include "runtime/kernels/params.h"
 #include "runtime/kernels/tensor.h"
 
 namespace layerplan {
 
-// The layer a kernel computes, with the graph that knows its inputs' shapes.
-struct LayerRef {
-  const ModelGraph& graph;
-  const Layer& layer;
-
-  LayerRef(const ModelGraph& g, int id) : graph(g), layer(g.layer(id)) {}
-  const Shape& input_shape(int slot) const { return graph.input_shape(layer, slot); }
-  Box required_input(int slot, const Box& out_box) const {
-    return required_input_box(graph, layer, slot, out_box);
-  }
-};
-
-// Input gradient (over the box the forward read) and the tile's weight-gradient shard.
-struct WeightedGrads {
-  Tensor input;
-  LayerParams params;
-};
-
-// Per-channel partial sums of a batch-norm input over one tile. Summing them over the
-// tiles that split samples/height/width (add) gives the statistics of the whole batch.
-struct BatchNormStats {
-  Interval channels;
-  std::vector<double> sum, sum_sq;
-  int64_t count = 0;  // elements per channel
-
-  void add(const BatchNormStats& other);  // throws unless the channel ranges match
-};
-
-// Per-channel partial sums of the batch-norm backward over one tile: sum of dy and of
-// dy * x_hat. Reduced like BatchNormStats; the tile's own (unreduced) sums are its bias
-// and weight gradients (batch_norm_weight_grads).
-struct BatchNormGradStats {
-  Interval channels;
-  std::vector<double> sum_dy, sum_dy_xhat;
-
-  void add(const BatchNormGradStats& other);
-};
-
-// The loss layer's output for a tile of samples: softmax probabilities (saved for the
-// backward) and the tile's share of the mean cross-entropy, sum over the tile's samples
-// of -log p[label] divided by the *global* batch size, so that the shares of all tiles
-// sum to the single-device mean loss (PyTorch's CrossEntropyLoss, reduction='mean').
-struct LossTile {
-  Tensor probabilities;
-  double loss = 0;
-};
-
-// Every zoo dropout is torchvision's nn.Dropout(p=0.5).
-inline constexpr double kDropoutProbability = 0.5;
-// Whether dropout keeps the element at NCHW linear index `index` of the whole tensor:
-// a hash of (seed, index), so every plan drops the same elements.
-bool dropout_keeps(uint64_t seed, int64_t index);
-
-// Running statistics update as PyTorch's training mode does it: momentum-weighted, with
-// the unbiased variance of the reduced (global) statistics.
-void update_running_stats(const BatchNormStats& global, double momentum, LayerParams* params);
-// The tile's batch-norm weight (sum dy*x_hat) and bias (sum dy) gradient shard.
-LayerParams batch_norm_weight_grads(const BatchNormGradStats& local);
-
 class Kernels {
  public:
   virtual ~Kernels() = default;
-  virtual std::string_view name() const = 0;
+  // "reference", "onednn": the backend's name as `--kernels` takes it.
+  std::string_view name() const { return backend_name(); }
 
   // conv2d: params is the shard of out_box's channels.
-  virtual Tensor conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                const Box& out_box) = 0;
-  virtual WeightedGrads conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                        const Tensor& grad_output) = 0;
+  Tensor conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input, const Box& out_box);
+  WeightedGrads conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                const Tensor& grad_output);
 
   // max_pool (padding never wins: PyTorch pads with -inf). The backward routes each
   // output gradient to the first maximum of its window in row-major order.
-  virtual Tensor max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) = 0;
-  virtual Tensor max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) = 0;
+  Tensor max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output);
 
   // avg_pool with PyTorch's count_include_pad=True: every window divides by kh*kw.
-  virtual Tensor avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) = 0;
-  virtual Tensor avg_pool_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  Tensor avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor avg_pool_backward(const LayerRef& l, const Tensor& grad_output);
 
-  virtual Tensor global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) = 0;
-  virtual Tensor global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  Tensor global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output);
 
   // fully_connected: input features are c*h*w of the input in NCHW order (as flatten).
   // A tile splitting output features returns a partial input gradient.
-  virtual Tensor fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                         const Box& out_box) = 0;
-  virtual WeightedGrads fully_connected_backward(const LayerRef& l, const LayerParams& params,
-                                                 const Tensor& input, const Tensor& grad_output) = 0;
+  Tensor fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input, const Box& out_box);
+  WeightedGrads fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                         const Tensor& grad_output);
 
-  virtual Tensor relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) = 0;
+  Tensor relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
   // Uses the saved *output* (y > 0 exactly where x > 0), so the input need not be kept.
-  virtual Tensor relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) = 0;
+  Tensor relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output);
 
   // batch_norm in training mode, in three steps around the caller's all-reduces:
   // statistics of the tile -> (sum over tiles) -> forward with the global statistics.
-  virtual BatchNormStats batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) = 0;
-  virtual Tensor batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                    const BatchNormStats& global, const Box& out_box) = 0;
+  BatchNormStats batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                            const BatchNormStats& global, const Box& out_box);
   // Backward: partial sums of the tile -> (sum over tiles) -> input gradient.
-  virtual BatchNormGradStats batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params,
-                                                            const Tensor& input, const Tensor& grad_output,
-                                                            const BatchNormStats& global) = 0;
-  virtual Tensor batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                     const Tensor& grad_output, const BatchNormStats& global,
-                                     const BatchNormGradStats& global_grad) = 0;
+  BatchNormGradStats batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                                                    const Tensor& grad_output, const BatchNormStats& global);
+  Tensor batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
+                             const Tensor& grad_output, const BatchNormStats& global,
+                             const BatchNormGradStats& global_grad);
 
   // dropout with p = kDropoutProbability; kept elements scale by 1/(1-p).
-  virtual Tensor dropout_forward(const LayerRef& l, const Tensor& input, const Box& out_box, uint64_t seed) = 0;
-  virtual Tensor dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed) = 0;
+  Tensor dropout_forward(const LayerRef& l, const Tensor& input, const Box& out_box, uint64_t seed);
+  Tensor dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed);
 
   // flatten: (n, c, h, w) -> (n, c*h*w, 1, 1); tiles split samples only.
-  virtual Tensor flatten_forward(const LayerRef& l, const Tensor& input, const Box& out_box) = 0;
-  virtual Tensor flatten_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  Tensor flatten_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor flatten_backward(const LayerRef& l, const Tensor& grad_output);
 
-  // concat along channels: inputs[slot] covers that slot's required box (possibly empty).
-  virtual Tensor concat_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs,
-                                const Box& out_box) = 0;
-  virtual std::vector<Tensor> concat_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  // concat along channels: inputs[slot] covers that slot's required box (possibly empty,
+  // and then it is not read).
+  Tensor concat_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box);
+  std::vector<Tensor> concat_backward(const LayerRef& l, const Tensor& grad_output);
 
-  virtual Tensor add_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box) = 0;
-  virtual std::vector<Tensor> add_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  Tensor add_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box);
+  std::vector<Tensor> add_backward(const LayerRef& l, const Tensor& grad_output);
 
   // softmax_cross_entropy over the classes of each sample; labels[i] is the class of
   // sample out_box.dim[0].lo + i. Tiles split samples only.
-  virtual LossTile softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits,
-                                                 const std::vector<int64_t>& labels, const Box& out_box) = 0;
+  LossTile softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits, const std::vector<int64_t>& labels,
+                                         const Box& out_box);
   // Gradient of the global mean loss: (p - onehot(label)) / global batch.
-  virtual Tensor softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
-                                                const std::vector<int64_t>& labels) = 0;
+  Tensor softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
+                                        const std::vector<int64_t>& labels);
+
+ protected:
+  // What a backend implements, each called by the public function of the same name
+  // after its checks, so a backend checks nothing. Guaranteed on entry:
+  // - l.layer has the kernel's kind; out_box (the box of grad_output, in a backward) is a
+  //   non-empty box inside the layer's output;
+  // - x (an input of slot 0; xs[slot] for concat and add) has *exactly* the box the tile
+  //   reads, l.required_input(slot, out_box) (an empty box for a concat slot the tile
+  //   misses); y, relu's saved output, and the loss's probabilities have exactly the
+  //   tile's box;
+  // - params is the shard of out_box's channels; global and global_grad are sums of
+  //   those channels; labels hold one class in range per sample of the tile, whose
+  //   softmax tiles split samples only.
+  // Results follow the public contract above (boxes, partial sums).
+  virtual std::string_view backend_name() const = 0;
+
+  virtual Tensor do_conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                   const Box& out_box) = 0;
+  virtual WeightedGrads do_conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                           const Tensor& grad_output) = 0;
+  virtual Tensor do_max_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_max_pool_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) = 0;
+  virtual Tensor do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  virtual Tensor do_global_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  virtual Tensor do_fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                            const Box& out_box) = 0;
+  virtual WeightedGrads do_fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                    const Tensor& grad_output) = 0;
+  virtual Tensor do_relu_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_relu_backward(const LayerRef& l, const Tensor& y, const Tensor& grad_output) = 0;
+  virtual BatchNormStats do_batch_norm_statistics(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                       const BatchNormStats& global, const Box& out_box) = 0;
+  virtual BatchNormGradStats do_batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params,
+                                                               const Tensor& x, const Tensor& grad_output,
+                                                               const BatchNormStats& global) = 0;
+  virtual Tensor do_batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                        const Tensor& grad_output, const BatchNormStats& global,
+                                        const BatchNormGradStats& global_grad) = 0;
+  virtual Tensor do_dropout_forward(const LayerRef& l, const Tensor& x, const Box& out_box, uint64_t seed) = 0;
+  virtual Tensor do_dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed) = 0;
+  virtual Tensor do_flatten_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_flatten_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  virtual Tensor do_concat_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) = 0;
+  virtual std::vector<Tensor> do_concat_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  virtual Tensor do_add_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) = 0;
+  virtual std::vector<Tensor> do_add_backward(const LayerRef& l, const Tensor& grad_output) = 0;
+  virtual LossTile do_softmax_cross_entropy_forward(const LayerRef& l, const Tensor& x,
+                                                    const std::vector<int64_t>& labels, const Box& out_box) = 0;
+  virtual Tensor do_softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
+                                                   const std::vector<int64_t>& labels) = 0;
 };
 
 // The backends that run kernels: oneDNN 2.6 (the fast one) or the plain loops (the
@@ -171,7 +167,8 @@ const char* kernel_backend_name(KernelBackend backend);
 
 // `threads` > 0 sets oneDNN's OpenMP thread count.
 std::unique_ptr<Kernels> make_kernels(KernelBackend backend, int threads = 0);
-// The backend named "reference" or "onednn"; throws std::invalid_argument for another name.
+// The backend named "reference" or "onednn" (for tests and benchmarks); throws
+// std::invalid_argument for another name.
 std::unique_ptr<Kernels> make_kernels(std::string_view backend, int threads = 0);
 
 }  // namespace layerplan

@@ -7,13 +7,12 @@
 #include <cstdlib>
 #include <new>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
+#include "runtime/kernels/backend_helpers.h"
 #include "runtime/kernels/batch_norm_loops.h"
-#include "runtime/kernels/kernel_checks.h"
 
 namespace layerplan {
 
@@ -29,16 +28,14 @@ struct OnednnKernels::Engine {
   dnnl::stream stream{engine};
 
   // Wraps a user buffer (no copy); oneDNN only reads buffers passed as sources.
-  memory wrap(const memory::desc& md, const float* data) {
-    return memory(md, engine, const_cast<float*>(data));
-  }
+  memory wrap(const memory::desc& md, const float* data) { return memory(md, engine, const_cast<float*>(data)); }
   void run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
     p.execute(stream, args);
     stream.wait();
   }
   // Buffers in oneDNN's preferred layouts, one per operand role, kept between calls: a
   // fresh allocation per call would be unmapped on free and page-faulted in again on the
-  // next call, which made the reorders three times slower.
+  // next call (docs/BENCHMARKS.md, "CPU kernels").
   enum Scratch { kSrc, kWeights, kDst, kDiffDst, kDiffDstForWeights, kDiffSrc, kDiffWeights, kScratchRoles };
   struct FreeBuffer {
     void operator()(void* p) const { std::free(p); }
@@ -62,9 +59,7 @@ memory::desc plain(const memory::dims& dims) {
   return memory::desc(dims, dt::f32, kTags.at(dims.size()));
 }
 
-memory::dims dims_of(const Box& b) {
-  return {b.dim[0].size(), b.dim[1].size(), b.dim[2].size(), b.dim[3].size()};
-}
+memory::dims dims_of(const Box& b) { return {b.dim[0].size(), b.dim[1].size(), b.dim[2].size(), b.dim[3].size()}; }
 
 // The window of a tile as oneDNN wants it: strides, kernel and per-side padding.
 struct DnnlWindow {
@@ -85,14 +80,14 @@ OnednnKernels::OnednnKernels(int threads) {
 
 OnednnKernels::~OnednnKernels() = default;
 
-std::string_view OnednnKernels::name() const { return "onednn"; }
+std::string_view OnednnKernels::backend_name() const { return "onednn"; }
 
 namespace {
 
 // Convolutions run in the layouts oneDNN prefers (format `any`: blocked, e.g. nChw16c on
-// AVX-512), which are about twice as fast as plain NCHW; our tensors stay NCHW between
-// layers, so each call reorders its operands in and its results out (as PyTorch's CPU
-// convolution does with NCHW tensors).
+// AVX-512), which are faster than plain NCHW (docs/BENCHMARKS.md, "CPU kernels"); our
+// tensors stay NCHW between layers, so each call reorders its operands in and its results
+// out (as PyTorch's CPU convolution does with NCHW tensors).
 struct ConvDescs {
   memory::desc src, wei, bias, dst;  // the plain layouts of our buffers
   DnnlWindow window;
@@ -100,12 +95,9 @@ struct ConvDescs {
   dnnl::convolution_forward::primitive_desc fwd;
 };
 
-memory::desc any_layout(const memory::desc& plain_md) {
-  return memory::desc(plain_md.dims(), dt::f32, tag::any);
-}
+memory::desc any_layout(const memory::desc& plain_md) { return memory::desc(plain_md.dims(), dt::f32, tag::any); }
 
-ConvDescs conv_descs(const dnnl::engine& eng, const LayerRef& l, const Box& in_box, const Box& out_box,
-                     bool bias) {
+ConvDescs conv_descs(const dnnl::engine& eng, const LayerRef& l, const Box& in_box, const Box& out_box, bool bias) {
   const Window& w = l.layer.window;
   ConvDescs d;
   d.window = dnnl_window(w, out_box, in_box);
@@ -115,13 +107,12 @@ ConvDescs conv_descs(const dnnl::engine& eng, const LayerRef& l, const Box& in_b
   d.bias = plain({out_box.dim[1].size()});
   d.dst = plain(dims_of(out_box));
   const DnnlWindow& dw = d.window;
-  const auto desc =
-      bias ? dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                             any_layout(d.src), any_layout(d.wei), d.bias, any_layout(d.dst),
-                                             dw.strides, dw.pad_l, dw.pad_r)
-           : dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                             any_layout(d.src), any_layout(d.wei), any_layout(d.dst), dw.strides,
-                                             dw.pad_l, dw.pad_r);
+  const auto desc = bias ? dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                                           any_layout(d.src), any_layout(d.wei), d.bias,
+                                                           any_layout(d.dst), dw.strides, dw.pad_l, dw.pad_r)
+                         : dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                                           any_layout(d.src), any_layout(d.wei), any_layout(d.dst),
+                                                           dw.strides, dw.pad_l, dw.pad_r);
   d.fwd = dnnl::convolution_forward::primitive_desc(desc, eng);
   return d;
 }
@@ -153,8 +144,7 @@ memory OnednnKernels::Engine::input_as(const memory::desc& want, const memory::d
 
 // Where a primitive writes a result for the plain buffer `data`: the buffer itself when the
 // layouts agree, else a scratch buffer that finish_output() reorders into `data`.
-memory OnednnKernels::Engine::output_as(const memory::desc& want, const memory::desc& have, float* data,
-                                        Scratch role) {
+memory OnednnKernels::Engine::output_as(const memory::desc& want, const memory::desc& have, float* data, Scratch role) {
   return want == have ? wrap(have, data) : scratch_memory(want, role);
 }
 
@@ -164,13 +154,8 @@ void OnednnKernels::Engine::finish_output(const memory& result, const memory::de
   dnnl::reorder(result, user).execute(stream, const_cast<memory&>(result), user);
 }
 
-Tensor OnednnKernels::conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                     const Box& out_box) {
-  check_kind(l, LayerKind::kConv2d);
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor OnednnKernels::do_conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                        const Box& out_box) {
   const bool bias = !params.bias.empty();
   const ConvDescs d = conv_descs(dnnl_->engine, l, x.box(), out_box, bias);
   Tensor y(out_box, Tensor::kUninitialized);
@@ -186,14 +171,9 @@ Tensor OnednnKernels::conv2d_forward(const LayerRef& l, const LayerParams& param
   return y;
 }
 
-WeightedGrads OnednnKernels::conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                             const Tensor& grad_output) {
-  check_kind(l, LayerKind::kConv2d);
+WeightedGrads OnednnKernels::do_conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   const bool bias = !params.bias.empty();
   const ConvDescs d = conv_descs(dnnl_->engine, l, x.box(), out_box, bias);
   const DnnlWindow& dw = d.window;
@@ -205,19 +185,19 @@ WeightedGrads OnednnKernels::conv2d_backward(const LayerRef& l, const LayerParam
       dnnl_->engine, d.fwd);
   const memory diff_src = dnnl_->output_as(data_pd.diff_src_desc(), d.src, out.input.data(), Engine::kDiffSrc);
   const memory diff_dst = dnnl_->input_as(data_pd.diff_dst_desc(), d.dst, grad_output.data(), Engine::kDiffDst);
-  dnnl_->run(dnnl::convolution_backward_data(data_pd),
-             {{DNNL_ARG_DIFF_DST, diff_dst},
-              {DNNL_ARG_WEIGHTS, dnnl_->input_as(data_pd.weights_desc(), d.wei, params.weight.data(), Engine::kWeights)},
-              {DNNL_ARG_DIFF_SRC, diff_src}});
+  dnnl_->run(
+      dnnl::convolution_backward_data(data_pd),
+      {{DNNL_ARG_DIFF_DST, diff_dst},
+       {DNNL_ARG_WEIGHTS, dnnl_->input_as(data_pd.weights_desc(), d.wei, params.weight.data(), Engine::kWeights)},
+       {DNNL_ARG_DIFF_SRC, diff_src}});
   dnnl_->finish_output(diff_src, d.src, out.input.data());
 
-  const auto weights_desc =
-      bias ? dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_layout(d.src),
-                                                      any_layout(d.wei), d.bias, any_layout(d.dst), dw.strides,
-                                                      dw.pad_l, dw.pad_r)
-           : dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_layout(d.src),
-                                                      any_layout(d.wei), any_layout(d.dst), dw.strides, dw.pad_l,
-                                                      dw.pad_r);
+  const auto weights_desc = bias ? dnnl::convolution_backward_weights::desc(
+                                       algorithm::convolution_direct, any_layout(d.src), any_layout(d.wei), d.bias,
+                                       any_layout(d.dst), dw.strides, dw.pad_l, dw.pad_r)
+                                 : dnnl::convolution_backward_weights::desc(
+                                       algorithm::convolution_direct, any_layout(d.src), any_layout(d.wei),
+                                       any_layout(d.dst), dw.strides, dw.pad_l, dw.pad_r);
   const dnnl::convolution_backward_weights::primitive_desc weights_pd(weights_desc, dnnl_->engine, d.fwd);
   const memory diff_wei =
       dnnl_->output_as(weights_pd.diff_weights_desc(), d.wei, out.params.weight.data(), Engine::kDiffWeights);
@@ -245,8 +225,7 @@ struct PoolDescs {
   dnnl::pooling_forward::primitive_desc fwd;
 };
 
-PoolDescs pool_descs(const dnnl::engine& eng, algorithm alg, const LayerRef& l, const Box& in_box,
-                     const Box& out_box) {
+PoolDescs pool_descs(const dnnl::engine& eng, algorithm alg, const LayerRef& l, const Box& in_box, const Box& out_box) {
   PoolDescs d{plain(dims_of(in_box)), plain(dims_of(out_box)), dnnl_window(l.layer.window, out_box, in_box), {}};
   d.fwd = dnnl::pooling_forward::primitive_desc(
       dnnl::pooling_forward::desc(prop_kind::forward_training, alg, d.src, d.dst, d.window.strides, d.window.kernel,
@@ -257,11 +236,7 @@ PoolDescs pool_descs(const dnnl::engine& eng, algorithm alg, const LayerRef& l, 
 
 }  // namespace
 
-Tensor OnednnKernels::max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kMaxPool);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor OnednnKernels::do_max_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_max, l, x.box(), out_box);
   Tensor y(out_box, Tensor::kUninitialized);
   memory workspace(d.fwd.workspace_desc(), dnnl_->engine);
@@ -271,12 +246,8 @@ Tensor OnednnKernels::max_pool_forward(const LayerRef& l, const Tensor& input, c
   return y;
 }
 
-Tensor OnednnKernels::max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kMaxPool);
+Tensor OnednnKernels::do_max_pool_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_max, l, x.box(), out_box);
   // The backward needs the forward's workspace (argmax positions): rerun the forward.
   Tensor y(out_box, Tensor::kUninitialized);
@@ -295,11 +266,7 @@ Tensor OnednnKernels::max_pool_backward(const LayerRef& l, const Tensor& input, 
   return dx;
 }
 
-Tensor OnednnKernels::avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kAvgPool);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor OnednnKernels::do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   // include_padding divides by kh*kw everywhere: PyTorch's count_include_pad=True.
   const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_avg_include_padding, l, x.box(), out_box);
   Tensor y(out_box, Tensor::kUninitialized);
@@ -308,10 +275,8 @@ Tensor OnednnKernels::avg_pool_forward(const LayerRef& l, const Tensor& input, c
   return y;
 }
 
-Tensor OnednnKernels::avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kAvgPool);
+Tensor OnednnKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
   const Box in_box = l.required_input(0, out_box);
   const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_avg_include_padding, l, in_box, out_box);
   const dnnl::pooling_backward::primitive_desc bwd(
@@ -331,18 +296,14 @@ dnnl::pooling_forward::primitive_desc global_pool_pd(const dnnl::engine& eng, co
                                                      const memory::desc& dst, const Box& in_box) {
   const memory::dims kernel = {in_box.dim[2].size(), in_box.dim[3].size()};
   return dnnl::pooling_forward::primitive_desc(
-      dnnl::pooling_forward::desc(prop_kind::forward_training, algorithm::pooling_avg_exclude_padding, src, dst,
-                                  {1, 1}, kernel, {0, 0}, {0, 0}),
+      dnnl::pooling_forward::desc(prop_kind::forward_training, algorithm::pooling_avg_exclude_padding, src, dst, {1, 1},
+                                  kernel, {0, 0}, {0, 0}),
       eng);
 }
 
 }  // namespace
 
-Tensor OnednnKernels::global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kGlobalAvgPool);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor OnednnKernels::do_global_avg_pool_forward(const LayerRef& /*l*/, const Tensor& x, const Box& out_box) {
   const memory::desc src = plain(dims_of(x.box())), dst = plain(dims_of(out_box));
   Tensor y(out_box, Tensor::kUninitialized);
   dnnl_->run(dnnl::pooling_forward(global_pool_pd(dnnl_->engine, src, dst, x.box())),
@@ -350,10 +311,8 @@ Tensor OnednnKernels::global_avg_pool_forward(const LayerRef& l, const Tensor& i
   return y;
 }
 
-Tensor OnednnKernels::global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kGlobalAvgPool);
+Tensor OnednnKernels::do_global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
   const Box in_box = l.required_input(0, out_box);
   const memory::desc src = plain(dims_of(in_box)), dst = plain(dims_of(out_box));
   const memory::dims kernel = {in_box.dim[2].size(), in_box.dim[3].size()};
@@ -389,13 +348,8 @@ InnerProductDescs inner_product_descs(const dnnl::engine& eng, const LayerParams
 
 }  // namespace
 
-Tensor OnednnKernels::fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                              const Box& out_box) {
-  check_kind(l, LayerKind::kFullyConnected);
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor OnednnKernels::do_fully_connected_forward(const LayerRef& /*l*/, const LayerParams& params, const Tensor& x,
+                                                 const Box& out_box) {
   const InnerProductDescs d = inner_product_descs(dnnl_->engine, params, out_box);
   Tensor y(out_box, Tensor::kUninitialized);
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, dnnl_->wrap(d.src, x.data())},
@@ -406,22 +360,16 @@ Tensor OnednnKernels::fully_connected_forward(const LayerRef& l, const LayerPara
   return y;
 }
 
-WeightedGrads OnednnKernels::fully_connected_backward(const LayerRef& l, const LayerParams& params,
-                                                      const Tensor& input, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kFullyConnected);
+WeightedGrads OnednnKernels::do_fully_connected_backward(const LayerRef& /*l*/, const LayerParams& params,
+                                                         const Tensor& x, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   const InnerProductDescs d = inner_product_descs(dnnl_->engine, params, out_box);
   WeightedGrads out{Tensor(x.box(), Tensor::kUninitialized), gradient_like(params)};
   const dnnl::inner_product_backward_data::primitive_desc data_pd(
       dnnl::inner_product_backward_data::desc(d.src, d.wei, d.dst), dnnl_->engine, d.fwd);
-  dnnl_->run(dnnl::inner_product_backward_data(data_pd),
-             {{DNNL_ARG_DIFF_DST, dnnl_->wrap(d.dst, grad_output.data())},
-              {DNNL_ARG_WEIGHTS, dnnl_->wrap(d.wei, params.weight.data())},
-              {DNNL_ARG_DIFF_SRC, dnnl_->wrap(d.src, out.input.data())}});
+  dnnl_->run(dnnl::inner_product_backward_data(data_pd), {{DNNL_ARG_DIFF_DST, dnnl_->wrap(d.dst, grad_output.data())},
+                                                          {DNNL_ARG_WEIGHTS, dnnl_->wrap(d.wei, params.weight.data())},
+                                                          {DNNL_ARG_DIFF_SRC, dnnl_->wrap(d.src, out.input.data())}});
   const auto weights_desc = params.bias.empty()
                                 ? dnnl::inner_product_backward_weights::desc(d.src, d.wei, d.dst)
                                 : dnnl::inner_product_backward_weights::desc(d.src, d.wei, d.bias, d.dst);
@@ -445,11 +393,7 @@ dnnl::eltwise_forward::primitive_desc relu_pd(const dnnl::engine& eng, const mem
 
 }  // namespace
 
-Tensor OnednnKernels::relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kRelu);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor OnednnKernels::do_relu_forward(const LayerRef& /*l*/, const Tensor& x, const Box& out_box) {
   const memory::desc md = plain(dims_of(out_box));
   Tensor y(out_box, Tensor::kUninitialized);
   dnnl_->run(dnnl::eltwise_forward(relu_pd(dnnl_->engine, md)),
@@ -457,12 +401,8 @@ Tensor OnednnKernels::relu_forward(const LayerRef& l, const Tensor& input, const
   return y;
 }
 
-Tensor OnednnKernels::relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kRelu);
+Tensor OnednnKernels::do_relu_backward(const LayerRef& /*l*/, const Tensor& y, const Tensor& grad_output) {
   const Box& box = grad_output.box();
-  check_out_box(l, box);
-  const std::optional<Tensor> cropped = output.box() == box ? std::nullopt : std::optional(crop(output, box));
-  const Tensor& y = cropped ? *cropped : output;
   const memory::desc md = plain(dims_of(box));
   const dnnl::eltwise_backward::primitive_desc bwd(
       dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, md, md, 0.f, 0.f), dnnl_->engine,
@@ -482,82 +422,57 @@ batch_norm_loops::Planes planes_of(const Box& b) {
 
 }  // namespace
 
-BatchNormStats OnednnKernels::batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kBatchNorm);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
+BatchNormStats OnednnKernels::do_batch_norm_statistics(const LayerRef& /*l*/, const Tensor& x, const Box& out_box) {
   BatchNormStats s;
   s.channels = out_box.dim[1];
   s.sum.assign(static_cast<size_t>(s.channels.size()), 0.0);
   s.sum_sq = s.sum;
   s.count = out_box.dim[0].size() * out_box.dim[2].size() * out_box.dim[3].size();
-  batch_norm_loops::statistics((*x_tile).data(), planes_of(out_box), s.sum.data(), s.sum_sq.data());
+  batch_norm_loops::statistics(x.data(), planes_of(out_box), s.sum.data(), s.sum_sq.data());
   return s;
 }
 
-Tensor OnednnKernels::batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                         const BatchNormStats& global, const Box& out_box) {
-  check_kind(l, LayerKind::kBatchNorm);
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  check_batch_norm_stats(l, global, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
+Tensor OnednnKernels::do_batch_norm_forward(const LayerRef& /*l*/, const LayerParams& params, const Tensor& x,
+                                            const BatchNormStats& global, const Box& out_box) {
   const Normalization z = normalization(global, params.eps);
   Tensor y(out_box, Tensor::kUninitialized);
-  batch_norm_loops::forward((*x_tile).data(), y.data(), planes_of(out_box), z.mean.data(), z.inv_std.data(),
+  batch_norm_loops::forward(x.data(), y.data(), planes_of(out_box), z.mean.data(), z.inv_std.data(),
                             params.weight.data(), params.bias.data());
   return y;
 }
 
-BatchNormGradStats OnednnKernels::batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params,
-                                                                 const Tensor& input, const Tensor& grad_output,
-                                                                 const BatchNormStats& global) {
-  check_kind(l, LayerKind::kBatchNorm);
+BatchNormGradStats OnednnKernels::do_batch_norm_backward_statistics(const LayerRef& /*l*/, const LayerParams& params,
+                                                                    const Tensor& x, const Tensor& grad_output,
+                                                                    const BatchNormStats& global) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  check_batch_norm_stats(l, global, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
   const Normalization z = normalization(global, params.eps);
   BatchNormGradStats g;
   g.channels = out_box.dim[1];
   g.sum_dy.assign(static_cast<size_t>(g.channels.size()), 0.0);
   g.sum_dy_xhat = g.sum_dy;
-  batch_norm_loops::backward_sums((*x_tile).data(), grad_output.data(), planes_of(out_box), z.mean.data(),
-                                  z.inv_std.data(), g.sum_dy.data(), g.sum_dy_xhat.data());
+  batch_norm_loops::backward_sums(x.data(), grad_output.data(), planes_of(out_box), z.mean.data(), z.inv_std.data(),
+                                  g.sum_dy.data(), g.sum_dy_xhat.data());
   return g;
 }
 
-Tensor OnednnKernels::batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                          const Tensor& grad_output, const BatchNormStats& global,
-                                          const BatchNormGradStats& global_grad) {
-  check_kind(l, LayerKind::kBatchNorm);
+Tensor OnednnKernels::do_batch_norm_backward(const LayerRef& /*l*/, const LayerParams& params, const Tensor& x,
+                                             const Tensor& grad_output, const BatchNormStats& global,
+                                             const BatchNormGradStats& global_grad) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  check_batch_norm_stats(l, global, out_box);
-  check_batch_norm_stats(l, global_grad, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
   const Normalization z = normalization(global, params.eps);
   Tensor dx(out_box, Tensor::kUninitialized);
-  batch_norm_loops::backward((*x_tile).data(), grad_output.data(), dx.data(), planes_of(out_box), z.mean.data(),
+  batch_norm_loops::backward(x.data(), grad_output.data(), dx.data(), planes_of(out_box), z.mean.data(),
                              z.inv_std.data(), params.weight.data(), global_grad.sum_dy.data(),
                              global_grad.sum_dy_xhat.data(), static_cast<double>(global.count));
   return dx;
 }
 
-LossTile OnednnKernels::softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits,
-                                                      const std::vector<int64_t>& labels, const Box& out_box) {
-  check_kind(l, LayerKind::kSoftmaxCrossEntropy);
-  check_out_box(l, out_box);
-  check_samples_only(l, out_box);
-  const InputTile x_tile(l, 0, logits, out_box);
-  const Tensor& x = *x_tile;
-  check_labels(l, labels, out_box);
+LossTile OnednnKernels::do_softmax_cross_entropy_forward(const LayerRef& l, const Tensor& x,
+                                                         const std::vector<int64_t>& labels, const Box& out_box) {
   const int64_t classes = out_box.dim[1].size() * out_box.dim[2].size() * out_box.dim[3].size();
   const memory::desc md = plain({out_box.dim[0].size(), classes});
-  const dnnl::logsoftmax_forward::primitive_desc pd(
-      dnnl::logsoftmax_forward::desc(prop_kind::forward_training, md, 1), dnnl_->engine);
+  const dnnl::logsoftmax_forward::primitive_desc pd(dnnl::logsoftmax_forward::desc(prop_kind::forward_training, md, 1),
+                                                    dnnl_->engine);
   Tensor log_p(out_box, Tensor::kUninitialized);
   dnnl_->run(dnnl::logsoftmax_forward(pd),
              {{DNNL_ARG_SRC, dnnl_->wrap(md, x.data())}, {DNNL_ARG_DST, dnnl_->wrap(md, log_p.data())}});

@@ -1,10 +1,11 @@
 #pragma once
 // Kernels on oneDNN 2.6 (CPU, plain NCHW buffers wrapped without copies): convolution
-// (forward, backward data, backward weights), max, average and global average pooling, inner product,
-// ReLU, batch-norm forward (with the caller's global statistics), and log-softmax for
-// the loss; batch norm's statistics and backward run the plane loops of batch_norm_loops.h. Everything else runs the reference loops it inherits (docs/kernels.md).
-// A tile's padding is passed to oneDNN per side (padding_l/padding_r): nonzero only
-// where the tile touches the true border of the input.
+// (forward, backward data, backward weights), max, average and global average pooling,
+// inner product, ReLU, batch-norm forward (with the caller's global statistics), and
+// log-softmax for the loss. Batch norm's statistics and backward run the plane loops of
+// batch_norm_loops.h; dropout, flatten, concat, add and the loss's backward run the
+// reference loops it inherits (docs/kernels.md). A tile's padding is passed to oneDNN per
+// side (padding_l/padding_r): nonzero only where the tile touches the true border.
 #include <memory>
 
 #include "runtime/kernels/reference_kernels.h"
@@ -19,33 +20,34 @@ class OnednnKernels : public ReferenceKernels {
   explicit OnednnKernels(int threads = 0);
   ~OnednnKernels() override;
 
-  std::string_view name() const override;
-  Tensor conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                        const Box& out_box) override;
-  WeightedGrads conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                const Tensor& grad_output) override;
-  Tensor max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
-  Tensor max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) override;
-  Tensor avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
-  Tensor avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
-  Tensor global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
-  Tensor global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
-  Tensor fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                 const Box& out_box) override;
-  WeightedGrads fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                         const Tensor& grad_output) override;
-  Tensor relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) override;
-  Tensor relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) override;
-  BatchNormStats batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) override;
-  Tensor batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                            const BatchNormStats& global, const Box& out_box) override;
-  BatchNormGradStats batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                                    const Tensor& grad_output, const BatchNormStats& global) override;
-  Tensor batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                             const Tensor& grad_output, const BatchNormStats& global,
-                             const BatchNormGradStats& global_grad) override;
-  LossTile softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits, const std::vector<int64_t>& labels,
-                                         const Box& out_box) override;
+ protected:
+  std::string_view backend_name() const override;
+  Tensor do_conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& x, const Box& out_box) override;
+  WeightedGrads do_conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                   const Tensor& grad_output) override;
+  Tensor do_max_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_max_pool_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) override;
+  Tensor do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
+  Tensor do_global_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
+  Tensor do_fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                    const Box& out_box) override;
+  WeightedGrads do_fully_connected_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                            const Tensor& grad_output) override;
+  Tensor do_relu_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_relu_backward(const LayerRef& l, const Tensor& y, const Tensor& grad_output) override;
+  BatchNormStats do_batch_norm_statistics(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                               const BatchNormStats& global, const Box& out_box) override;
+  BatchNormGradStats do_batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                       const Tensor& grad_output,
+                                                       const BatchNormStats& global) override;
+  Tensor do_batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                const Tensor& grad_output, const BatchNormStats& global,
+                                const BatchNormGradStats& global_grad) override;
+  LossTile do_softmax_cross_entropy_forward(const LayerRef& l, const Tensor& x, const std::vector<int64_t>& labels,
+                                            const Box& out_box) override;
 
  private:
   struct Engine;  // dnnl::engine and stream, kept out of this header

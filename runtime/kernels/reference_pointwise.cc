@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "runtime/kernels/kernel_checks.h"
+#include "runtime/kernels/backend_helpers.h"
 #include "runtime/kernels/reference_kernels.h"
 
 namespace layerplan {
@@ -19,18 +19,13 @@ int64_t global_index(const Shape& s, int64_t n, int64_t c, int64_t h, int64_t w)
 
 }  // namespace
 
-Tensor ReferenceKernels::relu_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kRelu);
-  check_out_box(l, out_box);
-  Tensor y = required_input(l, 0, input, out_box);
+Tensor ReferenceKernels::do_relu_forward(const LayerRef& /*l*/, const Tensor& x, const Box& /*out_box*/) {
+  Tensor y = x;
   for (int64_t i = 0; i < y.size(); ++i) y.data()[i] = std::max(y.data()[i], 0.0f);
   return y;
 }
 
-Tensor ReferenceKernels::relu_backward(const LayerRef& l, const Tensor& output, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kRelu);
-  check_out_box(l, grad_output.box());
-  const Tensor y = crop(output, grad_output.box());
+Tensor ReferenceKernels::do_relu_backward(const LayerRef& /*l*/, const Tensor& y, const Tensor& grad_output) {
   Tensor dx = grad_output;
   for (int64_t i = 0; i < dx.size(); ++i) {
     if (!(y.data()[i] > 0.0f)) dx.data()[i] = 0.0f;
@@ -38,11 +33,7 @@ Tensor ReferenceKernels::relu_backward(const LayerRef& l, const Tensor& output, 
   return dx;
 }
 
-BatchNormStats ReferenceKernels::batch_norm_statistics(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kBatchNorm);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+BatchNormStats ReferenceKernels::do_batch_norm_statistics(const LayerRef& /*l*/, const Tensor& x, const Box& out_box) {
   BatchNormStats s;
   s.channels = out_box.dim[1];
   s.sum.assign(static_cast<size_t>(s.channels.size()), 0.0);
@@ -56,14 +47,10 @@ BatchNormStats ReferenceKernels::batch_norm_statistics(const LayerRef& l, const 
   return s;
 }
 
-Tensor ReferenceKernels::batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                            const BatchNormStats& global, const Box& out_box) {
-  check_kind(l, LayerKind::kBatchNorm);
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  check_batch_norm_stats(l, global, out_box);
+Tensor ReferenceKernels::do_batch_norm_forward(const LayerRef& /*l*/, const LayerParams& params, const Tensor& x,
+                                               const BatchNormStats& global, const Box& out_box) {
   const Normalization z = normalization(global, params.eps);
-  Tensor y = required_input(l, 0, input, out_box);
+  Tensor y = x;
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
     const auto i = static_cast<size_t>(c - out_box.dim[1].lo);
     float& v = y.at(n, c, h, w);
@@ -72,16 +59,10 @@ Tensor ReferenceKernels::batch_norm_forward(const LayerRef& l, const LayerParams
   return y;
 }
 
-BatchNormGradStats ReferenceKernels::batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params,
-                                                                    const Tensor& input, const Tensor& grad_output,
-                                                                    const BatchNormStats& global) {
-  check_kind(l, LayerKind::kBatchNorm);
+BatchNormGradStats ReferenceKernels::do_batch_norm_backward_statistics(const LayerRef& /*l*/, const LayerParams& params,
+                                                                       const Tensor& x, const Tensor& grad_output,
+                                                                       const BatchNormStats& global) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  check_batch_norm_stats(l, global, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   const Normalization z = normalization(global, params.eps);
   BatchNormGradStats g;
   g.channels = out_box.dim[1];
@@ -96,33 +77,27 @@ BatchNormGradStats ReferenceKernels::batch_norm_backward_statistics(const LayerR
   return g;
 }
 
-Tensor ReferenceKernels::batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                             const Tensor& grad_output, const BatchNormStats& global,
-                                             const BatchNormGradStats& global_grad) {
-  check_kind(l, LayerKind::kBatchNorm);
+Tensor ReferenceKernels::do_batch_norm_backward(const LayerRef& /*l*/, const LayerParams& params, const Tensor& x,
+                                                const Tensor& grad_output, const BatchNormStats& global,
+                                                const BatchNormGradStats& global_grad) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  check_batch_norm_stats(l, global, out_box);
-  check_batch_norm_stats(l, global_grad, out_box);
   const Normalization z = normalization(global, params.eps);
   const auto m = static_cast<double>(global.count);
-  Tensor dx = required_input(l, 0, input, out_box);  // overwritten element by element
+  Tensor dx = x;  // overwritten element by element
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
     const auto i = static_cast<size_t>(c - out_box.dim[1].lo);
     float& v = dx.at(n, c, h, w);
     const double xhat = (v - z.mean[i]) * z.inv_std[i];
     // d/dx of gamma * x_hat + beta with mean and variance depending on every x of the channel.
-    v = static_cast<float>(params.weight[i] * z.inv_std[i] / m *
-                           (m * grad_output.at(n, c, h, w) - global_grad.sum_dy[i] - xhat * global_grad.sum_dy_xhat[i]));
+    v = static_cast<float>(
+        params.weight[i] * z.inv_std[i] / m *
+        (m * grad_output.at(n, c, h, w) - global_grad.sum_dy[i] - xhat * global_grad.sum_dy_xhat[i]));
   });
   return dx;
 }
 
-Tensor ReferenceKernels::dropout_forward(const LayerRef& l, const Tensor& input, const Box& out_box, uint64_t seed) {
-  check_kind(l, LayerKind::kDropout);
-  check_out_box(l, out_box);
-  Tensor y = required_input(l, 0, input, out_box);
+Tensor ReferenceKernels::do_dropout_forward(const LayerRef& l, const Tensor& x, const Box& out_box, uint64_t seed) {
+  Tensor y = x;
   const Shape& s = l.layer.output;
   const double scale = 1.0 / (1.0 - kDropoutProbability);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
@@ -132,52 +107,34 @@ Tensor ReferenceKernels::dropout_forward(const LayerRef& l, const Tensor& input,
   return y;
 }
 
-Tensor ReferenceKernels::dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed) {
+Tensor ReferenceKernels::do_dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed) {
   // The same mask and scale: dropout is linear in its input.
-  return dropout_forward(l, grad_output, grad_output.box(), seed);
+  return do_dropout_forward(l, grad_output, grad_output.box(), seed);
 }
 
-Tensor ReferenceKernels::flatten_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kFlatten);
-  check_out_box(l, out_box);
-  Tensor x = required_input(l, 0, input, out_box);  // throws unless out_box has every feature
+Tensor ReferenceKernels::do_flatten_forward(const LayerRef& /*l*/, const Tensor& x, const Box& out_box) {
   std::vector<float> data = x.values();
   return Tensor(out_box, std::move(data));  // NCHW order of (c, h, w) is the feature order
 }
 
-Tensor ReferenceKernels::flatten_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kFlatten);
-  check_out_box(l, grad_output.box());
+Tensor ReferenceKernels::do_flatten_backward(const LayerRef& l, const Tensor& grad_output) {
   return Tensor(l.required_input(0, grad_output.box()), grad_output.values());
 }
 
-Tensor ReferenceKernels::concat_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs,
-                                        const Box& out_box) {
-  check_kind(l, LayerKind::kConcat);
-  check_out_box(l, out_box);
-  if (inputs.size() != l.layer.inputs.size()) {
-    throw std::invalid_argument("layer " + l.layer.name + ": concat of " + std::to_string(l.layer.inputs.size()) +
-                                " inputs given " + std::to_string(inputs.size()));
-  }
+Tensor ReferenceKernels::do_concat_forward(const LayerRef& l, const std::vector<const Tensor*>& xs,
+                                           const Box& out_box) {
   Tensor y(out_box);
   int64_t offset = 0;  // first channel of the slot in the output
-  for (size_t slot = 0; slot < inputs.size(); ++slot) {
-    const Box need = l.required_input(static_cast<int>(slot), out_box);
-    if (!need.empty()) {
-      const InputTile x_tile(l, static_cast<int>(slot), *inputs[slot], out_box);
-  const Tensor& x = *x_tile;
-      for_each_element(need, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
-        y.at(n, c + offset, h, w) = x.at(n, c, h, w);
-      });
-    }
+  for (size_t slot = 0; slot < xs.size(); ++slot) {
+    const Tensor& x = *xs[slot];  // empty where the tile misses the slot's channels
+    for_each_element(x.box(),
+                     [&](int64_t n, int64_t c, int64_t h, int64_t w) { y.at(n, c + offset, h, w) = x.at(n, c, h, w); });
     offset += l.input_shape(static_cast<int>(slot)).c();
   }
   return y;
 }
 
-std::vector<Tensor> ReferenceKernels::concat_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kConcat);
-  check_out_box(l, grad_output.box());
+std::vector<Tensor> ReferenceKernels::do_concat_backward(const LayerRef& l, const Tensor& grad_output) {
   std::vector<Tensor> out;
   int64_t offset = 0;
   for (size_t slot = 0; slot < l.layer.inputs.size(); ++slot) {
@@ -191,35 +148,19 @@ std::vector<Tensor> ReferenceKernels::concat_backward(const LayerRef& l, const T
   return out;
 }
 
-Tensor ReferenceKernels::add_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box) {
-  check_kind(l, LayerKind::kAdd);
-  check_out_box(l, out_box);
-  if (inputs.size() != l.layer.inputs.size()) {
-    throw std::invalid_argument("layer " + l.layer.name + ": add of " + std::to_string(l.layer.inputs.size()) +
-                                " inputs given " + std::to_string(inputs.size()));
-  }
+Tensor ReferenceKernels::do_add_forward(const LayerRef& /*l*/, const std::vector<const Tensor*>& xs,
+                                        const Box& out_box) {
   Tensor y(out_box);
-  for (size_t slot = 0; slot < inputs.size(); ++slot) {
-    const InputTile x_tile(l, static_cast<int>(slot), *inputs[slot], out_box);
-    add_intersection(*x_tile, &y);
-  }
+  for (const Tensor* x : xs) add_intersection(*x, &y);
   return y;
 }
 
-std::vector<Tensor> ReferenceKernels::add_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kAdd);
-  check_out_box(l, grad_output.box());
+std::vector<Tensor> ReferenceKernels::do_add_backward(const LayerRef& l, const Tensor& grad_output) {
   return std::vector<Tensor>(l.layer.inputs.size(), grad_output);
 }
 
-LossTile ReferenceKernels::softmax_cross_entropy_forward(const LayerRef& l, const Tensor& logits,
-                                                         const std::vector<int64_t>& labels, const Box& out_box) {
-  check_kind(l, LayerKind::kSoftmaxCrossEntropy);
-  check_out_box(l, out_box);
-  check_samples_only(l, out_box);
-  const InputTile x_tile(l, 0, logits, out_box);
-  const Tensor& x = *x_tile;
-  check_labels(l, labels, out_box);
+LossTile ReferenceKernels::do_softmax_cross_entropy_forward(const LayerRef& l, const Tensor& x,
+                                                            const std::vector<int64_t>& labels, const Box& out_box) {
   const int64_t classes = l.layer.output.c() * l.layer.output.h() * l.layer.output.w();
   LossTile out{Tensor(out_box), 0.0};
   for (int64_t i = 0; i < out_box.dim[0].size(); ++i) {
@@ -237,14 +178,9 @@ LossTile ReferenceKernels::softmax_cross_entropy_forward(const LayerRef& l, cons
   return out;
 }
 
-Tensor ReferenceKernels::softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
-                                                        const std::vector<int64_t>& labels) {
-  check_kind(l, LayerKind::kSoftmaxCrossEntropy);
+Tensor ReferenceKernels::do_softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
+                                                           const std::vector<int64_t>& labels) {
   const Box& box = probabilities.box();
-  check_out_box(l, box);
-  check_samples_only(l, box);
-  check_box(probabilities, l.required_input(0, box), "the saved probabilities", l);
-  check_labels(l, labels, box);
   const int64_t classes = l.layer.output.c() * l.layer.output.h() * l.layer.output.w();
   const auto batch = static_cast<double>(l.layer.output.n());
   Tensor dx = probabilities;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/kernels/kernel_checks.h"
+#include "runtime/kernels/backend_helpers.h"
 #include "runtime/kernels/reference_kernels.h"
 
 namespace layerplan {
@@ -29,21 +29,17 @@ void for_each_tap(const Window& w, const Shape& in_shape, int64_t oh, int64_t ow
 }
 
 size_t weight_index(const LayerParams& p, const Window& w, int64_t k, int64_t c, int kh, int kw) {
-  return static_cast<size_t>(((k - p.channels.lo) * (p.row / (w.kernel_h * w.kernel_w)) + c) * w.kernel_h * w.kernel_w +
-                             kh * w.kernel_w + kw);
+  const int64_t taps = static_cast<int64_t>(w.kernel_h) * w.kernel_w;
+  return static_cast<size_t>(((k - p.channels.lo) * (p.row / taps) + c) * taps + static_cast<int64_t>(kh) * w.kernel_w +
+                             kw);
 }
 
 }  // namespace
 
-std::string_view ReferenceKernels::name() const { return "reference"; }
+std::string_view ReferenceKernels::backend_name() const { return "reference"; }
 
-Tensor ReferenceKernels::conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                        const Box& out_box) {
-  check_kind(l, LayerKind::kConv2d);
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor ReferenceKernels::do_conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                           const Box& out_box) {
   const Shape& in_shape = l.input_shape(0);
   const Window& win = l.layer.window;
   Tensor y(out_box);
@@ -59,14 +55,9 @@ Tensor ReferenceKernels::conv2d_forward(const LayerRef& l, const LayerParams& pa
   return y;
 }
 
-WeightedGrads ReferenceKernels::conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                                const Tensor& grad_output) {
-  check_kind(l, LayerKind::kConv2d);
+WeightedGrads ReferenceKernels::do_conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                   const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   const Shape& in_shape = l.input_shape(0);
   const Window& win = l.layer.window;
   std::vector<double> dx(static_cast<size_t>(x.size()), 0.0), dw(params.weight.size(), 0.0),
@@ -91,28 +82,19 @@ WeightedGrads ReferenceKernels::conv2d_backward(const LayerRef& l, const LayerPa
   return out;
 }
 
-Tensor ReferenceKernels::max_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kMaxPool);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor ReferenceKernels::do_max_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   Tensor y(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
     float best = -std::numeric_limits<float>::infinity();
-    for_each_tap(l.layer.window, l.input_shape(0), oh, ow, [&](int64_t ih, int64_t iw, int, int) {
-      best = std::max(best, x.at(n, c, ih, iw));
-    });
+    for_each_tap(l.layer.window, l.input_shape(0), oh, ow,
+                 [&](int64_t ih, int64_t iw, int, int) { best = std::max(best, x.at(n, c, ih, iw)); });
     y.at(n, c, oh, ow) = best;
   });
   return y;
 }
 
-Tensor ReferenceKernels::max_pool_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kMaxPool);
+Tensor ReferenceKernels::do_max_pool_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   Tensor dx(x.box());
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
     float best = -std::numeric_limits<float>::infinity();
@@ -129,11 +111,7 @@ Tensor ReferenceKernels::max_pool_backward(const LayerRef& l, const Tensor& inpu
   return dx;
 }
 
-Tensor ReferenceKernels::avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kAvgPool);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor ReferenceKernels::do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   const Window& win = l.layer.window;
   const double divisor = win.kernel_h * win.kernel_w;  // count_include_pad=True
   Tensor y(out_box);
@@ -145,10 +123,8 @@ Tensor ReferenceKernels::avg_pool_forward(const LayerRef& l, const Tensor& input
   return y;
 }
 
-Tensor ReferenceKernels::avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kAvgPool);
+Tensor ReferenceKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
   const Window& win = l.layer.window;
   const double divisor = win.kernel_h * win.kernel_w;
   const Box in_box = l.required_input(0, out_box);
@@ -156,17 +132,14 @@ Tensor ReferenceKernels::avg_pool_backward(const LayerRef& l, const Tensor& grad
   const Tensor shape_only(in_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
     const double g = grad_output.at(n, c, oh, ow) / divisor;
-    for_each_tap(win, l.input_shape(0), oh, ow,
-                 [&](int64_t ih, int64_t iw, int, int) { dx[static_cast<size_t>(shape_only.offset(n, c, ih, iw))] += g; });
+    for_each_tap(win, l.input_shape(0), oh, ow, [&](int64_t ih, int64_t iw, int, int) {
+      dx[static_cast<size_t>(shape_only.offset(n, c, ih, iw))] += g;
+    });
   });
   return Tensor(in_box, std::vector<float>(dx.begin(), dx.end()));
 }
 
-Tensor ReferenceKernels::global_avg_pool_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
-  check_kind(l, LayerKind::kGlobalAvgPool);
-  check_out_box(l, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor ReferenceKernels::do_global_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   const Shape& s = l.input_shape(0);
   Tensor y(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t, int64_t) {
@@ -178,9 +151,7 @@ Tensor ReferenceKernels::global_avg_pool_forward(const LayerRef& l, const Tensor
   return y;
 }
 
-Tensor ReferenceKernels::global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kGlobalAvgPool);
-  check_out_box(l, grad_output.box());
+Tensor ReferenceKernels::do_global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
   const Shape& s = l.input_shape(0);
   Tensor dx(l.required_input(0, grad_output.box()));
   const double area = static_cast<double>(s.h() * s.w());
@@ -190,13 +161,8 @@ Tensor ReferenceKernels::global_avg_pool_backward(const LayerRef& l, const Tenso
   return dx;
 }
 
-Tensor ReferenceKernels::fully_connected_forward(const LayerRef& l, const LayerParams& params, const Tensor& input,
-                                                 const Box& out_box) {
-  check_kind(l, LayerKind::kFullyConnected);
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
+Tensor ReferenceKernels::do_fully_connected_forward(const LayerRef& /*l*/, const LayerParams& params, const Tensor& x,
+                                                    const Box& out_box) {
   const int64_t features = params.row;
   Tensor y(out_box);
   for (int64_t n = out_box.dim[0].lo; n < out_box.dim[0].hi; ++n) {
@@ -212,14 +178,9 @@ Tensor ReferenceKernels::fully_connected_forward(const LayerRef& l, const LayerP
   return y;
 }
 
-WeightedGrads ReferenceKernels::fully_connected_backward(const LayerRef& l, const LayerParams& params,
-                                                         const Tensor& input, const Tensor& grad_output) {
-  check_kind(l, LayerKind::kFullyConnected);
+WeightedGrads ReferenceKernels::do_fully_connected_backward(const LayerRef& /*l*/, const LayerParams& params,
+                                                            const Tensor& x, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
-  check_out_box(l, out_box);
-  check_params(l, params, out_box);
-  const InputTile x_tile(l, 0, input, out_box);
-  const Tensor& x = *x_tile;
   const int64_t features = params.row;
   std::vector<double> dx(static_cast<size_t>(x.size()), 0.0), dw(params.weight.size(), 0.0),
       db(params.bias.size(), 0.0);
