@@ -27,6 +27,7 @@ double interpolate(const std::vector<std::pair<double, double>>& points, double 
 // By gap as `interpolate`, then linear in log(bytes) between the sizes.
 double by_size_s(const std::vector<SizedLatency>& sizes, double gap_s, double bytes) {
   std::vector<std::pair<double, double>> by_size;  // (log bytes, time at this gap)
+  by_size.reserve(sizes.size());
   for (const SizedLatency& s : sizes) by_size.emplace_back(std::log(s.bytes), interpolate(s.by_gap, gap_s));
   return interpolate(by_size, std::log(std::max(bytes, 1.0)));
 }
@@ -87,15 +88,16 @@ LinkFigures read_link_figures(const std::string& path) {
   link.latency_s = 1e-6 * number(j, "latency_us", "");
   // A list of {gap_ms, latency_us}, named `where` in messages, gaps ascending and distinct.
   const auto by_gap = [&](const nlohmann::json& list, const std::string& where) {
-    require(list.is_array() && !list.empty(), "--link '" + path + "': " + where + ": expected a list of {gap_ms, latency_us}");
+    require(list.is_array() && !list.empty(),
+            "--link '" + path + "': " + where + ": expected a list of {gap_ms, latency_us}");
     LatencyByGap points;
     for (const nlohmann::json& point : list) {
-      points.emplace_back(1e-3 * number(point, "gap_ms", where + ": "), 1e-6 * number(point, "latency_us", where + ": "));
+      points.emplace_back(1e-3 * number(point, "gap_ms", where + ": "),
+                          1e-6 * number(point, "latency_us", where + ": "));
     }
     std::sort(points.begin(), points.end());
-    for (size_t i = 1; i < points.size(); ++i) {
-      require(points[i].first > points[i - 1].first, "--link '" + path + "': " + where + " gives one gap twice");
-    }
+    const std::string twice = "--link '" + path + "': " + where + " gives one gap twice";
+    for (size_t i = 1; i < points.size(); ++i) require(points[i].first > points[i - 1].first, twice);
     return points;
   };
   if (j.contains("latency_by_gap")) link.latency_by_gap = by_gap(j.at("latency_by_gap"), "latency_by_gap");
@@ -106,18 +108,18 @@ LinkFigures read_link_figures(const std::string& path) {
     require(sizes.is_array() && !sizes.empty(),
             "--link '" + path + "': " + where + ": expected a list of {bytes, latency_by_gap}");
     std::vector<SizedLatency> list;
+    const std::string at = "--link '" + path + "': " + where + ": ";
     for (const nlohmann::json& size : sizes) {
       SizedLatency s;
       s.bytes = number(size, "bytes", where + ": ");
-      require(s.bytes > 0, "--link '" + path + "': " + where + ": bytes 0: expected a message size, 1 or more");
-      require(size.contains("latency_by_gap"), "--link '" + path + "': " + where + ": each size needs its latency_by_gap");
+      require(s.bytes > 0, at + "bytes 0: expected a message size, 1 or more");
+      require(size.contains("latency_by_gap"), at + "each size needs its latency_by_gap");
       s.by_gap = by_gap(size.at("latency_by_gap"), where);
       list.push_back(std::move(s));
     }
     std::sort(list.begin(), list.end(), [](const SizedLatency& a, const SizedLatency& b) { return a.bytes < b.bytes; });
-    for (size_t i = 1; i < list.size(); ++i) {
-      require(list[i].bytes > list[i - 1].bytes, "--link '" + path + "': " + where + " gives one size twice");
-    }
+    const std::string twice = "--link '" + path + "': " + where + " gives one size twice";
+    for (size_t i = 1; i < list.size(); ++i) require(list[i].bytes > list[i - 1].bytes, twice);
     return list;
   };
   if (j.contains("latency_by_size")) link.latency_by_size = by_size("latency_by_size");
