@@ -8,14 +8,12 @@
 
 namespace layerplan {
 
-CLI::App* add_check_plan_command(CLI::App& app, CheckPlanArgs& args) {
-  CLI::App* sub = app.add_subcommand("check-plan", "Read a plan file back and check it against a model and GPU count");
-  sub->add_option("file", args.file, "The plan file (docs/plan-format.md)")->required();
-  sub->add_option("--model", args.model, "Zoo model or model file the plan must be for (default: the file's)");
-  sub->add_option("--batch", args.batch, "Global batch the plan must be for (default: the file's)");
-  sub->add_option("--gpus", args.gpus, "Total GPUs the plan must be for (default: the file's)");
-  sub->add_option("--model-path", args.model_path, "Folders searched for model files");
-  return sub;
+void add_check_plan_command(CLI::App& cmd, CheckPlanArgs& args) {
+  cmd.add_option("file", args.file, "The plan file (docs/plan-format.md)")->required();
+  cmd.add_option("--model", args.model, "Zoo model or model file the plan must be for (default: the file's)");
+  cmd.add_option("--batch", args.batch, "Global batch the plan must be for (default: the file's)");
+  cmd.add_option("--gpus", args.gpus, "Total GPUs the plan must be for (default: the file's)");
+  cmd.add_option("--model-path", args.model_path, "Folders searched for model files");
 }
 
 int run_check_plan_command(const CheckPlanArgs& args) {

@@ -18,7 +18,8 @@ struct CheckPlanArgs {
   std::vector<std::string> model_path;
 };
 
-CLI::App* add_check_plan_command(CLI::App& app, CheckPlanArgs& args);
+// Adds the flags of `layerplan check-plan` to its subcommand `cmd`.
+void add_check_plan_command(CLI::App& cmd, CheckPlanArgs& args);
 
 // Prints one line about the plan and returns 0; throws UsageError when it does not fit.
 int run_check_plan_command(const CheckPlanArgs& args);

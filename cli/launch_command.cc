@@ -8,18 +8,16 @@
 
 namespace layerplan {
 
-CLI::App* add_launch_command(CLI::App& app, LaunchCommandArgs& args) {
-  CLI::App* cmd = app.add_subcommand("launch", "Run N ranks of a command on this machine (like torchrun)");
-  cmd->add_option("--nproc", args.nproc, "Ranks to start")->capture_default_str();
-  cmd->add_option("--backend", args.backend, "Compute and communication backend: cpu (oneDNN + Gloo)")
+void add_launch_command(CLI::App& cmd, LaunchCommandArgs& args) {
+  cmd.add_option("--nproc", args.nproc, "Ranks to start")->capture_default_str();
+  cmd.add_option("--backend", args.backend, "Compute and communication backend: cpu (oneDNN + Gloo)")
       ->capture_default_str();
-  cmd->add_option("--grace-period", args.grace_s, "Seconds between SIGTERM and SIGKILL when stopping the ranks")
+  cmd.add_option("--grace-period", args.grace_s, "Seconds between SIGTERM and SIGKILL when stopping the ranks")
       ->capture_default_str();
   // The ranks' command starts at the first word that is not one of our flags (as torchrun
   // takes a script and its flags); split_launch_argv() has already taken what follows `--`.
-  cmd->prefix_command();
-  cmd->footer("Usage: layerplan launch --nproc N [--backend cpu] [--] COMMAND ARGS...");
-  return cmd;
+  cmd.prefix_command();
+  cmd.footer("Usage: layerplan launch --nproc N [--backend cpu] [--] COMMAND ARGS...");
 }
 
 int split_launch_argv(int argc, char** argv, LaunchCommandArgs& args) {
@@ -40,19 +38,20 @@ int split_launch_argv(int argc, char** argv, LaunchCommandArgs& args) {
   return argc;
 }
 
-int run_launch_command(const CLI::App& launch, LaunchCommandArgs args) {
+int run_launch_command(const CLI::App& launch, const LaunchCommandArgs& args) {
+  std::vector<std::string> command = args.command;
   if (const std::vector<std::string> words = launch.remaining(); !words.empty()) {
     require(words.front().empty() || words.front()[0] != '-',
             "launch: unknown flag '" + words.front() + "' (the command to run goes after --)");
-    require(args.command.empty(), "launch: '" + words.front() + "' before --: expected the whole command after --");
-    args.command = words;
+    require(command.empty(), "launch: '" + words.front() + "' before --: expected the whole command after --");
+    command = words;
   }
   require(std::isfinite(args.grace_s) && args.grace_s >= 0 && args.grace_s <= 600,
           "--grace-period " + std::to_string(args.grace_s) + ": expected 0 to 600 seconds");
   LaunchOptions options;
   options.nproc = args.nproc;
   options.backend = args.backend;
-  options.command = args.command;
+  options.command = command;
   options.grace_period = std::chrono::milliseconds(static_cast<long long>(args.grace_s * 1000));
   const LaunchResult result = launch_local(options);
   if (result.exit_code != 0) std::cerr << "layerplan launch: " << result.message << "\n";

@@ -16,8 +16,8 @@ struct LaunchCommandArgs {
   std::vector<std::string> command;
 };
 
-// Registers the subcommand's flags on `app`, storing them in `args`.
-CLI::App* add_launch_command(CLI::App& app, LaunchCommandArgs& args);
+// Adds the flags of `layerplan launch` to its subcommand `cmd`, storing them in `args`.
+void add_launch_command(CLI::App& cmd, LaunchCommandArgs& args);
 
 // Takes everything after the `--` that ends the flags of a `layerplan launch` command line
 // into args.command and returns the argc to give CLI11 (the words before it). A `--` after
@@ -28,6 +28,6 @@ int split_launch_argv(int argc, char** argv, LaunchCommandArgs& args);
 // `--`) become the command. Returns the process exit code (0, or the failing rank's, see
 // LaunchResult). Throws UsageError for bad input (an unknown flag, a command both before
 // and after `--`, ...), before any rank starts.
-int run_launch_command(const CLI::App& launch, LaunchCommandArgs args);
+int run_launch_command(const CLI::App& launch, const LaunchCommandArgs& args);
 
 }  // namespace layerplan

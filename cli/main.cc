@@ -1,78 +1,125 @@
-// The `layerplan` command: plan, compare and list what the planner knows.
+// The `layerplan` command: plan, compare and list what the planner knows, train and launch.
+// Every command is one row of the table in commands(); the rest is parsing and exit codes.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
-#include <optional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "cli/catalog_commands.h"
 #include "cli/check_plan_command.h"
 #include "cli/launch_command.h"
 #include "cli/plan_command.h"
-#include "cli/topo_command.h"
 #include "cli/predict_command.h"
+#include "cli/topo_command.h"
 #include "cli/train_command.h"
 #include "common/error.h"
-#include "model/layer_math.h"
-#include "model/model_file.h"
-#include "model/zoo.h"
-#include "topology/gpu_catalog.h"
 
 namespace {
 
+using namespace layerplan;
+
 constexpr int kUsageExit = 2;
 
-void list_models() {
-  std::printf("%-14s %8s %14s %12s\n", "model", "layers", "parameters", "GMAC/image");
-  for (const std::string& name : layerplan::zoo_model_names()) {
-    const layerplan::ModelGraph g = layerplan::build_zoo_model(name, 1);
-    std::printf("%-14s %8d %14lld %12.3f\n", name.c_str(), g.size(),
-                static_cast<long long>(layerplan::parameter_count(g)),
-                static_cast<double>(layerplan::forward_macs(g)) / 1e9);
+// Runs a command once the command line is parsed; returns the exit code.
+using Runner = std::function<int()>;
+
+// One row of the command table: adds the command's subcommand and flags to the app and
+// returns the subcommand and what runs it.
+using Command = std::function<std::pair<CLI::App*, Runner>(CLI::App& app)>;
+
+// A command from its name, help line, the function that adds its flags to the subcommand
+// and the one that runs it with them.
+template <typename Args>
+Command command(const char* name, const char* description, void (*add)(CLI::App&, Args&), int (*run)(const Args&),
+                std::shared_ptr<Args> args = std::make_shared<Args>()) {
+  return [=](CLI::App& app) {
+    CLI::App* cmd = app.add_subcommand(name, description);
+    add(*cmd, *args);
+    return std::pair<CLI::App*, Runner>(cmd, [=] { return run(*args); });
+  };
+}
+
+// The same for a command whose run function also reads its parsed subcommand.
+template <typename Args>
+Command command(const char* name, const char* description, void (*add)(CLI::App&, Args&),
+                int (*run)(const CLI::App&, const Args&), std::shared_ptr<Args> args = std::make_shared<Args>()) {
+  return [=](CLI::App& app) {
+    CLI::App* cmd = app.add_subcommand(name, description);
+    add(*cmd, *args);
+    return std::pair<CLI::App*, Runner>(cmd, [=] { return run(*cmd, *args); });
+  };
+}
+
+// Every command, in the order `layerplan --help` lists them. `launch` takes the ranks'
+// command out of the line before CLI11 parses it (split_launch_argv), hence its arguments
+// made beforehand.
+std::vector<Command> commands(const std::shared_ptr<LaunchCommandArgs>& launch_args) {
+  return {
+      command("plan", "Choose a configuration for every layer and compare with the baselines", add_plan_command,
+              run_plan_command),
+      command("topo", "Show the GPUs, links and NICs of a node and how they are priced", add_topo_command,
+              run_topo_command),
+      command("models", "List the built-in models", add_models_command, run_models_command),
+      command("gpus", "List the built-in GPU figures", add_gpus_command, run_gpus_command),
+      command("check-plan", "Read a plan file back and check it against a model and GPU count", add_check_plan_command,
+              run_check_plan_command),
+      command("launch", "Run N ranks of a command on this machine (like torchrun)", add_launch_command,
+              run_launch_command, launch_args),
+      command("train", "Train a model with a plan file (one process, or one rank of launch)", add_train_command,
+              run_train_command),
+      command("predict", "Predict a plan's step time on this CPU: its tiles' compute measured here, communication priced",
+              add_predict_command, run_predict_command),
+  };
+}
+
+// "plan, topo, ... or gpus": the names of the app's commands.
+std::string command_names(const CLI::App& app) {
+  const std::vector<const CLI::App*> subs = app.get_subcommands([](const CLI::App*) { return true; });
+  std::string names;
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (i > 0) names += i + 1 == subs.size() ? " or " : ", ";
+    names += subs[i]->get_name();
+  }
+  return names;
+}
+
+bool is_command(const CLI::App& app, const char* word) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(word)) return true;
+  }
+  return false;
+}
+
+int run_parsed(const std::vector<std::pair<CLI::App*, Runner>>& added) {
+  try {
+    for (const auto& [cmd, run] : added) {
+      if (*cmd) return run();
+    }
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << "layerplan: " << e.what() << "\n";
+    return kUsageExit;
+  } catch (const std::exception& e) {
+    std::cerr << "layerplan: internal error: " << e.what() << "\n";
+    return 1;
   }
 }
 
-void list_gpus() {
-  std::printf("%-6s %-22s %10s %10s %10s %10s %8s %12s\n", "name", "model", "FP32 TF/s", "TF32 TF/s", "BF16 TF/s",
-              "mem GB/s", "mem GiB", "NVLink GB/s");
-  for (const layerplan::GpuModel& m : layerplan::gpu_catalog()) {
-    std::printf("%-6s %-22s %10.1f %10.1f %10.1f %10.0f %8.0f %12.0f\n", m.name.c_str(), m.full_name.c_str(),
-                m.fp32_flops / 1e12, m.tf32_flops / 1e12, m.bf16_flops / 1e12, m.memory_bandwidth / 1e9,
-                m.memory_bytes / (1024.0 * 1024.0 * 1024.0), m.nvlink_pair_bandwidth / 1e9);
-  }
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+int parse_and_run(int argc, char** argv) {
   CLI::App app{"layerplan: layer-wise parallelism for CNN training on GPU clusters"};
   app.require_subcommand(1);
-  layerplan::PlanCommandArgs plan_args;
-  CLI::App* plan = layerplan::add_plan_command(app, plan_args);
-  layerplan::TopoCommandArgs topo_args;
-  CLI::App* topo = layerplan::add_topo_command(app, topo_args);
-  CLI::App* models = app.add_subcommand("models", "List the built-in models");
-  std::optional<std::string> export_model;
-  models->add_option("--export", export_model, "Print this zoo model as a model file (docs/model-format.md)");
-  CLI::App* gpus = app.add_subcommand("gpus", "List the built-in GPU figures");
-  layerplan::CheckPlanArgs check_args;
-  CLI::App* check = layerplan::add_check_plan_command(app, check_args);
-  layerplan::LaunchCommandArgs launch_args;
-  CLI::App* launch = layerplan::add_launch_command(app, launch_args);
-  layerplan::TrainCommandArgs train_args;
-  CLI::App* train = layerplan::add_train_command(app, train_args);
-  layerplan::PredictCommandArgs predict_args;
-  CLI::App* predict = layerplan::add_predict_command(app, predict_args);
-  argc = layerplan::split_launch_argv(argc, argv, launch_args);  // the ranks' command follows `--`
+  const auto launch_args = std::make_shared<LaunchCommandArgs>();
+  std::vector<std::pair<CLI::App*, Runner>> added;
+  for (const Command& add : commands(launch_args)) added.push_back(add(app));
+  argc = split_launch_argv(argc, argv, *launch_args);  // the ranks' command follows `--`
   // CLI11 would only say that a subcommand is required; name the word that was typed.
-  const auto known = [&](const char* word) {
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      if (sub->check_name(word)) return true;
-    }
-    return false;
-  };
-  if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected plan, topo, check-plan, launch, train, predict, models or gpus\n";
+  if (argc > 1 && argv[1][0] != '-' && !is_command(app, argv[1])) {
+    std::cerr << "layerplan: unknown command '" << argv[1] << "': expected " << command_names(app) << "\n";
     return kUsageExit;
   }
   try {
@@ -83,25 +130,18 @@ int main(int argc, char** argv) {
     std::cerr << "layerplan: " << e.what() << " (see layerplan --help)\n";
     return kUsageExit;
   }
+  return run_parsed(added);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    if (*plan) return layerplan::run_plan_command(plan_args);
-    if (*topo) return layerplan::run_topo_command(topo_args);
-    if (*check) return layerplan::run_check_plan_command(check_args);
-    if (*launch) return layerplan::run_launch_command(*launch, launch_args);
-    if (*train) return layerplan::run_train_command(train_args);
-    if (*predict) return layerplan::run_predict_command(predict_args);
-    if (*models && export_model) {
-      std::cout << layerplan::model_to_json(layerplan::build_zoo_model(*export_model, 1));
-    } else if (*models) {
-      list_models();
-    }
-    if (*gpus) list_gpus();
-    return 0;
-  } catch (const layerplan::UsageError& e) {
-    std::cerr << "layerplan: " << e.what() << "\n";
-    return kUsageExit;
-  } catch (const std::exception& e) {
-    std::cerr << "layerplan: internal error: " << e.what() << "\n";
+    return parse_and_run(argc, argv);
+  } catch (const std::exception& e) {  // building the command line's parser failed
+    std::fprintf(stderr, "layerplan: internal error: %s\n", e.what());
+    return 1;
+  } catch (...) {
     return 1;
   }
 }

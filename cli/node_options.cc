@@ -23,9 +23,10 @@ std::string topology_xml_from(const std::optional<std::string>& flag_value, cons
 
 std::vector<int> parse_gpu_ids(const std::string& text, const std::string& flag) {
   std::vector<int> ids;
+  const std::string bad = flag + " '" + text + "': expected GPU indices separated by commas, e.g. 0,2";
   for (const std::string& item : split_commas(text)) {
     const bool digits = !item.empty() && item.size() < 6 && item.find_first_not_of("0123456789") == std::string::npos;
-    require(digits, flag + " '" + text + "': expected GPU indices separated by commas, e.g. 0,2");
+    require(digits, bad);
     ids.push_back(std::stoi(item));
   }
   return ids;

@@ -7,6 +7,7 @@
 
 #include "cli/node_options.h"
 #include "cli/plan_report.h"
+#include "cli/word_option.h"
 #include "common/error.h"
 #include "job/job_plan.h"
 #include "model/model_file.h"
@@ -16,43 +17,69 @@
 
 namespace layerplan {
 
-CLI::App* add_plan_command(CLI::App& app, PlanCommandArgs& args) {
-  CLI::App* cmd = app.add_subcommand("plan", "Choose a configuration for every layer and compare with the baselines");
-  cmd->add_option("--model", args.model, "Zoo model (see `layerplan models`) or model file (docs/model-format.md)")->capture_default_str();
-  cmd->add_option("--batch", args.batch, "Global batch (default: --batch-per-gpu x GPUs)");
-  cmd->add_option("--batch-per-gpu", args.batch_per_gpu, "Images per GPU when --batch is not given")
+namespace {
+
+const OptionWords<Precision> kPrecisions = {
+    {"fp32", Precision::kFp32}, {"tf32", Precision::kTf32}, {"bf16", Precision::kBf16}};
+const OptionWords<PlacementRule> kPlacements = {{"first-block", PlacementRule::kFirstBlock},
+                                                {"aligned-blocks", PlacementRule::kAlignedBlocks}};
+const OptionWords<SyncScheme> kSyncSchemes = {{"ring", SyncScheme::kRingAllReduce},
+                                              {"ps", SyncScheme::kParameterServer}};
+const OptionWords<PlanMode> kPlanModes = {{"layerwise", PlanMode::kLayerwise},
+                                          {"auto", PlanMode::kAuto},
+                                          {"data", PlanMode::kData},
+                                          {"model", PlanMode::kModel},
+                                          {"owt", PlanMode::kOwt}};
+
+// The flags that describe the cluster by numbers.
+void add_cluster_flags(CLI::App& cmd, PlanCommandArgs& args) {
+  cmd.add_option("--gpus", args.gpus, "GPUs in the job, a multiple of --gpus-per-node (default 16)");
+  cmd.add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node (default 4)");
+  cmd.add_option("--gpu", args.gpu, "GPU model: p100, v100, t4, a100, h100, h200 (default p100)");
+  add_word_option(&cmd, "--precision", args.precision, kPrecisions, "fp32, tf32 or bf16 (default fp32)");
+  cmd.add_option("--intra-bw", args.intra_bandwidth_gbytes,
+                 "GB/s one way between two GPUs of a node (default: the GPU's NVLink figure)");
+  cmd.add_option("--inter-bw", args.inter_bandwidth_gbits, "Gb/s per NIC between nodes (default 100)");
+  cmd.add_option("--nics-per-node", args.nics_per_node, "NICs each node uses (default 1)");
+  cmd.add_option("--cluster", args.cluster_file, "TOML file with a [cluster] table; flags override it");
+}
+
+// The flags that describe the nodes through hwloc instead.
+void add_discovery_flags(CLI::App& cmd, PlanCommandArgs& args) {
+  cmd.add_option("--topology-xml", args.topology_xml,
+                 "Plan on nodes like this hwloc XML export (see `layerplan topo`) instead of the flag-described "
+                 "cluster");
+  cmd.add_flag("--this-machine", args.this_machine, "Plan on nodes like this machine (hwloc, NVML)");
+  cmd.add_option("--nodes", args.nodes,
+                 "With --topology-xml or --this-machine: identical nodes in the job (default 1)");
+  cmd.add_option("--gpu-ids", args.gpu_ids,
+                 "With --topology-xml or --this-machine: the GPUs of each node to use, e.g. 0,2 (default: "
+                 "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
+  cmd.add_option("--config", args.config,
+                 "With --topology-xml or --this-machine: admin TOML with GPU figures and fabric (default: "
+                 "$LAYERPLAN_CONFIG, else built-in)");
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
+  cmd.add_option("--model", args.model, "Zoo model (see `layerplan models`) or model file (docs/model-format.md)")
       ->capture_default_str();
-  cmd->add_option("--gpus", args.gpus, "GPUs in the job, a multiple of --gpus-per-node (default 16)");
-  cmd->add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node (default 4)");
-  cmd->add_option("--gpu", args.gpu, "GPU model: p100, v100, t4, a100, h100, h200 (default p100)");
-  cmd->add_option("--precision", args.precision, "fp32, tf32 or bf16 (default fp32)");
-  cmd->add_option("--intra-bw", args.intra_bandwidth_gbytes,
-                  "GB/s one way between two GPUs of a node (default: the GPU's NVLink figure)");
-  cmd->add_option("--inter-bw", args.inter_bandwidth_gbits, "Gb/s per NIC between nodes (default 100)");
-  cmd->add_option("--nics-per-node", args.nics_per_node, "NICs each node uses (default 1)");
-  cmd->add_option("--cluster", args.cluster_file, "TOML file with a [cluster] table; flags override it");
-  cmd->add_option("--placement", args.placement, "Device blocks per tile count: first-block or aligned-blocks")
+  cmd.add_option("--batch", args.batch, "Global batch (default: --batch-per-gpu x GPUs)");
+  cmd.add_option("--batch-per-gpu", args.batch_per_gpu, "Images per GPU when --batch is not given")
       ->capture_default_str();
-  cmd->add_option("--sync", args.sync,
+  add_cluster_flags(cmd, args);
+  add_word_option(&cmd, "--placement", args.placement, kPlacements,
+                  "Device blocks per tile count: first-block or aligned-blocks");
+  add_word_option(&cmd, "--sync", args.sync, kSyncSchemes,
                   "Weight synchronization: ring (all-reduce, as NCCL does) or ps (a parameter server per "
-                  "shard, the paper's model)")
-      ->capture_default_str();
-  cmd->add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
-  cmd->add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
-  cmd->add_option("--topology-xml", args.topology_xml,
-                  "Plan on nodes like this hwloc XML export (see `layerplan topo`) instead of the flag-described cluster");
-  cmd->add_flag("--this-machine", args.this_machine, "Plan on nodes like this machine (hwloc, NVML)");
-  cmd->add_option("--nodes", args.nodes, "With --topology-xml or --this-machine: identical nodes in the job (default 1)");
-  cmd->add_option("--gpu-ids", args.gpu_ids,
-                  "With --topology-xml or --this-machine: the GPUs of each node to use, e.g. 0,2 (default: "
-                  "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
-  cmd->add_option("--config", args.config,
-                  "With --topology-xml or --this-machine: admin TOML with GPU figures and fabric (default: "
-                  "$LAYERPLAN_CONFIG, else built-in)");
-  cmd->add_option("--mode", args.mode, "Strategy to report and write: layerwise, auto, data, model or owt")
-      ->capture_default_str();
-  cmd->add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
-  return cmd;
+                  "shard, the paper's model)");
+  cmd.add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
+  cmd.add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
+  add_discovery_flags(cmd, args);
+  add_word_option(&cmd, "--mode", args.mode, kPlanModes,
+                  "Strategy to report and write: layerwise, auto, data, model or owt");
+  cmd.add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
 }
 
 namespace {
@@ -71,21 +98,13 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
                                               std::to_string(spec.gpus_per_node) + " GPUs per node");
   spec.nodes = gpus / spec.gpus_per_node;
   if (args.gpu) spec.gpu = *args.gpu;
-  if (args.precision) spec.precision = parse_precision(*args.precision);
+  if (args.precision) spec.precision = *args.precision;
   if (args.intra_bandwidth_gbytes) spec.intra_bandwidth_gbytes = *args.intra_bandwidth_gbytes;
   if (args.inter_bandwidth_gbits) spec.inter_bandwidth_gbits = *args.inter_bandwidth_gbits;
   if (args.nics_per_node) spec.nics_per_node = *args.nics_per_node;
   validate(spec);
   return spec;
 }
-
-PlacementRule parse_placement(const std::string& text) {
-  if (text == "first-block") return PlacementRule::kFirstBlock;
-  if (text == "aligned-blocks") return PlacementRule::kAlignedBlocks;
-  throw UsageError("--placement " + text + ": expected first-block or aligned-blocks");
-}
-
-}  // namespace
 
 // Plans on identical nodes discovered through hwloc; the flags that describe a cluster by
 // numbers do not apply.
@@ -101,7 +120,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   if (args.gpu_ids) discovery.gpu_indices = parse_gpu_ids(*args.gpu_ids, "--gpu-ids");
   discovery.env = GpuEnvironment::from_process();
   JobRequest request;
-  request.mode = parse_plan_mode(args.mode);
+  request.mode = args.mode;
   request.model = args.model;
   request.nodes = args.nodes.value_or(1);
   request.batch = args.batch;
@@ -120,25 +139,26 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   return 0;
 }
 
+}  // namespace
+
 int run_plan_command(const PlanCommandArgs& args) {
   require(args.batch_per_gpu >= 1, "--batch-per-gpu " + std::to_string(args.batch_per_gpu) + ": expected 1 or more");
   if (args.time_budget_s) {
-    require(*args.time_budget_s > 0, "--time-budget " + std::to_string(*args.time_budget_s) +
-                                         ": expected a positive number of seconds");
+    require(*args.time_budget_s > 0,
+            "--time-budget " + std::to_string(*args.time_budget_s) + ": expected a positive number of seconds");
   }
   if (args.topology_xml || args.this_machine) return run_discovered_plan(args);
   require(!args.nodes && !args.gpu_ids && !args.config,
           "--nodes, --gpu-ids and --config go with --topology-xml or --this-machine");
-  require(args.mode == "layerwise", "--mode goes with --topology-xml or --this-machine");
+  require(args.mode == PlanMode::kLayerwise, "--mode goes with --topology-xml or --this-machine");
   const ClusterSpec spec = cluster_from_args(args);
   const int gpus = spec.nodes * spec.gpus_per_node;
   const int64_t batch = args.batch.value_or(args.batch_per_gpu * gpus);
   require(batch >= 1, "--batch " + std::to_string(batch) + ": expected 1 or more");
   PlanOptions options;
-  options.space.placement = parse_placement(args.placement);
+  options.space.placement = args.placement;
   options.time_budget_s = args.time_budget_s;
-  require(args.sync == "ring" || args.sync == "ps", "--sync " + args.sync + ": expected ring or ps");
-  options.sync = args.sync == "ps" ? SyncScheme::kParameterServer : SyncScheme::kRingAllReduce;
+  options.sync = args.sync;
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
   const Plan plan = make_plan(graph, devices, options);

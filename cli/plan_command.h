@@ -2,8 +2,14 @@
 // `layerplan plan`: plan a zoo model on a cluster described by flags or a cluster file.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+
+#include "job/job_plan.h"
+#include "planner/config_space.h"
+#include "planner/cost_model.h"
+#include "topology/gpu_catalog.h"
 
 namespace layerplan {
 
@@ -14,13 +20,13 @@ struct PlanCommandArgs {
   std::optional<int> gpus;
   std::optional<int> gpus_per_node;
   std::optional<std::string> gpu;
-  std::optional<std::string> precision;
+  std::optional<Precision> precision;  // default: the cluster file's, else fp32
   std::optional<double> intra_bandwidth_gbytes;
   std::optional<double> inter_bandwidth_gbits;
   std::optional<int> nics_per_node;
   std::optional<std::string> cluster_file;
-  std::string placement = "first-block";
-  std::string sync = "ring";
+  PlacementRule placement = PlacementRule::kFirstBlock;
+  SyncScheme sync = SyncScheme::kRingAllReduce;
   std::optional<double> time_budget_s;
   std::optional<std::string> json_file;
   // A node discovered through hwloc instead of the flag-described cluster.
@@ -29,12 +35,12 @@ struct PlanCommandArgs {
   std::optional<int> nodes;
   std::optional<std::string> gpu_ids;
   std::optional<std::string> config;
-  std::string mode = "layerwise";
+  PlanMode mode = PlanMode::kLayerwise;  // only with --topology-xml or --this-machine
   bool verbose = false;
 };
 
-// Registers the subcommand's flags on `app`, storing them in `args`.
-CLI::App* add_plan_command(CLI::App& app, PlanCommandArgs& args);
+// Adds the flags of `layerplan plan` to its subcommand `cmd`, storing them in `args`.
+void add_plan_command(CLI::App& cmd, PlanCommandArgs& args);
 
 // Runs it; returns the process exit code. Throws UsageError for bad input.
 int run_plan_command(const PlanCommandArgs& args);

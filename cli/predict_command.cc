@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli/kernels_option.h"
 #include "common/error.h"
 #include "model/plan_file.h"
 #include "predict/link_figures.h"
@@ -18,20 +18,6 @@
 namespace layerplan {
 
 namespace {
-
-// --kernels: a backend's name, in any case, as KernelBackend; anything else is refused
-// naming the value and the names expected.
-CLI::Validator kernel_backend_names() {
-  const std::map<std::string, KernelBackend> names = {{"onednn", KernelBackend::kOnednn},
-                                                      {"reference", KernelBackend::kReference}};
-  const CLI::CheckedTransformer to_backend(names, CLI::ignore_case);
-  return CLI::Validator(
-      [names, to_backend](std::string& value) {
-        if (names.count(CLI::detail::to_lower(value)) == 0) return "'" + value + "': expected onednn or reference";
-        return to_backend(value);
-      },
-      "");
-}
 
 MeasureOptions measure_options(const PredictCommandArgs& args) {
   MeasureOptions options;
@@ -130,29 +116,23 @@ void write_json(const std::string& path, const StepPrediction& p, const std::str
 
 }  // namespace
 
-CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args) {
-  CLI::App* sub = app.add_subcommand(
-      "predict", "Predict a plan's step time on this CPU: its tiles' compute measured here, communication priced");
-  sub->add_option("--plan", args.plan, "Plan file (default: $LAYERPLAN_PLAN)");
-  sub->add_option("--model", args.model, "Model the plan must be for (default: the plan's)");
-  sub->add_option("--model-path", args.model_path, "Folders searched for model files");
-  sub->add_option("--steps", args.steps, "Steps to time; the first warms up and is not counted")->capture_default_str();
-  sub->add_option("--core-share", args.core_share,
+void add_predict_command(CLI::App& cmd, PredictCommandArgs& args) {
+  cmd.add_option("--plan", args.plan, "Plan file (default: $LAYERPLAN_PLAN)");
+  cmd.add_option("--model", args.model, "Model the plan must be for (default: the plan's)");
+  cmd.add_option("--model-path", args.model_path, "Folders searched for model files");
+  cmd.add_option("--steps", args.steps, "Steps to time; the first warms up and is not counted")->capture_default_str();
+  cmd.add_option("--core-share", args.core_share,
                   "Share of its cores each rank gets (cores / ranks when ranks outnumber cores)")
       ->capture_default_str();
-  sub->add_option("--link", args.link,
+  cmd.add_option("--link", args.link,
                   "The link between ranks as bench/gloo_link_bench --json measures it with the plan's rank "
                   "count: bandwidth, and each message's time by the compute before it");
-  sub->add_option("--link-gbytes", args.link_gbytes, "Instead of --link: GB/s one way between two ranks");
-  sub->add_option("--link-latency-us", args.link_latency_us,
+  cmd.add_option("--link-gbytes", args.link_gbytes, "Instead of --link: GB/s one way between two ranks");
+  cmd.add_option("--link-latency-us", args.link_latency_us,
                   "Instead of --link: the time of every message between two ranks, µs");
-  sub->add_option("--kernels", args.kernels, "onednn or reference")
-      ->transform(kernel_backend_names())
-      ->type_name("TEXT")
-      ->default_str(kernel_backend_name(args.kernels));
-  sub->add_option("--json", args.json, "Also write the prediction to this file");
-  sub->add_flag("-v,--verbose", args.verbose, "Print every layer's share");
-  return sub;
+  add_kernels_option(cmd, args.kernels);
+  cmd.add_option("--json", args.json, "Also write the prediction to this file");
+  cmd.add_flag("-v,--verbose", args.verbose, "Print every layer's share");
 }
 
 int run_predict_command(const PredictCommandArgs& args) {

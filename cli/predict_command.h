@@ -25,7 +25,7 @@ struct PredictCommandArgs {
   bool verbose = false;
 };
 
-CLI::App* add_predict_command(CLI::App& app, PredictCommandArgs& args);
+void add_predict_command(CLI::App& cmd, PredictCommandArgs& args);
 // Prints (and with --json writes) the predicted step time; returns 0. Throws UsageError for
 // bad input before anything runs.
 int run_predict_command(const PredictCommandArgs& args);

@@ -13,17 +13,15 @@
 
 namespace layerplan {
 
-CLI::App* add_topo_command(CLI::App& app, TopoCommandArgs& args) {
-  CLI::App* cmd = app.add_subcommand("topo", "Show the GPUs, links and NICs of a node and how they are priced");
-  cmd->add_option("--topology-xml", args.topology_xml,
-                  "hwloc XML export of the node (default: $LAYERPLAN_TOPOLOGY_XML, else this machine)");
-  cmd->add_option("--gpus", args.gpu_ids,
-                  "Only these GPUs, as indices in PCI bus-id order, e.g. 0,2 (default: the job's GPUs from "
-                  "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
-  cmd->add_option("--config", args.config, "Admin TOML (default: $LAYERPLAN_CONFIG, else built-in figures)");
-  cmd->add_option("--json", args.json_file, "Also write what is shown as JSON to this file");
-  cmd->add_flag("--no-nvml", args.no_nvml, "Do not ask NVML for NVLink links (live discovery only)");
-  return cmd;
+void add_topo_command(CLI::App& cmd, TopoCommandArgs& args) {
+  cmd.add_option("--topology-xml", args.topology_xml,
+                 "hwloc XML export of the node (default: $LAYERPLAN_TOPOLOGY_XML, else this machine)");
+  cmd.add_option("--gpus", args.gpu_ids,
+                 "Only these GPUs, as indices in PCI bus-id order, e.g. 0,2 (default: the job's GPUs from "
+                 "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
+  cmd.add_option("--config", args.config, "Admin TOML (default: $LAYERPLAN_CONFIG, else built-in figures)");
+  cmd.add_option("--json", args.json_file, "Also write what is shown as JSON to this file");
+  cmd.add_flag("--no-nvml", args.no_nvml, "Do not ask NVML for NVLink links (live discovery only)");
 }
 
 namespace {
@@ -33,12 +31,18 @@ double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 // nvidia-smi topo -m style: NV<links>, NVS, PIX, PHB, SYS.
 std::string short_path(const GpuLink& link) {
   switch (link.kind) {
-    case PathKind::kSelf: return "X";
-    case PathKind::kNvlink: return link.nvlinks > 0 ? "NV" + std::to_string(link.nvlinks) : "NV";
-    case PathKind::kNvswitch: return "NVS";
-    case PathKind::kPcieSwitch: return "PIX";
-    case PathKind::kHostBridge: return "PHB";
-    case PathKind::kCrossSocket: return "SYS";
+    case PathKind::kSelf:
+      return "X";
+    case PathKind::kNvlink:
+      return link.nvlinks > 0 ? "NV" + std::to_string(link.nvlinks) : "NV";
+    case PathKind::kNvswitch:
+      return "NVS";
+    case PathKind::kPcieSwitch:
+      return "PIX";
+    case PathKind::kHostBridge:
+      return "PHB";
+    case PathKind::kCrossSocket:
+      return "SYS";
   }
   return "?";
 }
@@ -53,8 +57,7 @@ const char* state_text(const NicInfo& nic) {
   return nic.active ? "active" : "down";
 }
 
-void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstimate& network) {
-  out << "node: " << node.origin << "\n";
+void print_gpus(std::ostream& out, const NodeTopology& node) {
   out << node.gpu_count() << " NVIDIA GPU" << (node.gpu_count() == 1 ? "" : "s") << " (indices in PCI bus-id order)\n";
   if (node.gpu_count() > 0) {
     out << format("  %-3s %-13s %-28s %-10s %-9s %4s %6s %10s  %s\n", "#", "bus id", "model", "memory", "(from)",
@@ -62,44 +65,63 @@ void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstima
   }
   for (int i = 0; i < node.gpu_count(); ++i) {
     const GpuInfo& gpu = node.gpus[static_cast<size_t>(i)];
-    out << format("  %-3d %-13s %-28s %-10s %-9s %4d %6d %10.1f  %s\n", i, gpu.pci_bus_id.c_str(),
-                  gpu.model.c_str(), memory_text(gpu).c_str(), source_name(gpu.memory_source), gpu.numa_node,
-                  gpu.package, gpu.pcie_gbytes, gpu.uuid.empty() ? "-" : gpu.uuid.c_str());
+    out << format("  %-3d %-13s %-28s %-10s %-9s %4d %6d %10.1f  %s\n", i, gpu.pci_bus_id.c_str(), gpu.model.c_str(),
+                  memory_text(gpu).c_str(), source_name(gpu.memory_source), gpu.numa_node, gpu.package, gpu.pcie_gbytes,
+                  gpu.uuid.empty() ? "-" : gpu.uuid.c_str());
   }
-  if (node.gpu_count() > 1) {
-    out << "\nGPU to GPU, GB/s one way (as priced)\n     ";
-    for (int b = 0; b < node.gpu_count(); ++b) out << format("%7d", b);
+}
+
+// A GPU x GPU table under `title`: cell(a, b) for every pair.
+template <typename Cell>
+void print_gpu_matrix(std::ostream& out, const NodeTopology& node, const std::string& title, Cell cell) {
+  out << title << "\n     ";
+  for (int b = 0; b < node.gpu_count(); ++b) out << format("%7d", b);
+  out << "\n";
+  for (int a = 0; a < node.gpu_count(); ++a) {
+    out << format("  %-3d", a);
+    for (int b = 0; b < node.gpu_count(); ++b) out << cell(a, b);
     out << "\n";
-    for (int a = 0; a < node.gpu_count(); ++a) {
-      out << format("  %-3d", a);
-      for (int b = 0; b < node.gpu_count(); ++b) {
-        out << (a == b ? format("%7s", "-") : format("%7.1f", node.link(a, b).gbytes));
-      }
-      out << "\n";
-    }
-    out << "\nPath (NV<n> NVLink with n links, NVS NVSwitch, PIX PCIe switch, PHB host bridge, SYS across sockets)\n     ";
-    for (int b = 0; b < node.gpu_count(); ++b) out << format("%7d", b);
-    out << "\n";
-    std::map<std::string, int> sources;
-    for (int a = 0; a < node.gpu_count(); ++a) {
-      out << format("  %-3d", a);
-      for (int b = 0; b < node.gpu_count(); ++b) {
-        out << format("%7s", short_path(node.link(a, b)).c_str());
-        if (a != b) ++sources[std::string(path_kind_name(node.link(a, b).kind)) + " from " + source_name(node.link(a, b).source)];
-      }
-      out << "\n";
-    }
-    out << "\nWhere the link figures came from (GPU pairs, both directions counted):\n";
-    for (const auto& [what, count] : sources) out << "  " << what << ": " << count << "\n";
   }
-  if (!node.nvswitches.empty()) out << "\n" << node.nvswitches.size() << " NVSwitch" << (node.nvswitches.size() == 1 ? "" : "es") << "\n";
+}
+
+// The bandwidth and path of every GPU pair, and where the figures came from.
+void print_links(std::ostream& out, const NodeTopology& node) {
+  print_gpu_matrix(out, node, "\nGPU to GPU, GB/s one way (as priced)", [&node](int a, int b) {
+    return a == b ? format("%7s", "-") : format("%7.1f", node.link(a, b).gbytes);
+  });
+  print_gpu_matrix(out, node,
+                   "\nPath (NV<n> NVLink with n links, NVS NVSwitch, PIX PCIe switch, PHB host bridge, SYS across "
+                   "sockets)",
+                   [&node](int a, int b) { return format("%7s", short_path(node.link(a, b)).c_str()); });
+  std::map<std::string, int> sources;
+  for (int a = 0; a < node.gpu_count(); ++a) {
+    for (int b = 0; b < node.gpu_count(); ++b) {
+      const GpuLink& link = node.link(a, b);
+      if (a != b) ++sources[std::string(path_kind_name(link.kind)) + " from " + source_name(link.source)];
+    }
+  }
+  out << "\nWhere the link figures came from (GPU pairs, both directions counted):\n";
+  for (const auto& [what, count] : sources) out << "  " << what << ": " << count << "\n";
+}
+
+void print_nics(std::ostream& out, const NodeTopology& node) {
   out << "\nNetwork interfaces (state: a port ACTIVE; '-': hwloc gives no state)\n";
   if (node.nics.empty()) out << "  none found\n";
   for (const NicInfo& nic : node.nics) {
     out << format("  %-12s %-12s %-7s %-13s NUMA %-3d PCIe %5.1f GB/s  %s\n", nic.name.c_str(), nic.kind.c_str(),
-                  state_text(nic), nic.pci_bus_id.empty() ? "-" : nic.pci_bus_id.c_str(),
-                  nic.numa_node, nic.pcie_gbytes, nic.device.c_str());
+                  state_text(nic), nic.pci_bus_id.empty() ? "-" : nic.pci_bus_id.c_str(), nic.numa_node,
+                  nic.pcie_gbytes, nic.device.c_str());
   }
+}
+
+void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstimate& network) {
+  out << "node: " << node.origin << "\n";
+  print_gpus(out, node);
+  if (node.gpu_count() > 1) print_links(out, node);
+  if (!node.nvswitches.empty()) {
+    out << "\n" << node.nvswitches.size() << " NVSwitch" << (node.nvswitches.size() == 1 ? "" : "es") << "\n";
+  }
+  print_nics(out, node);
   out << format("\nTo other nodes: %.1f GB/s one way (%s)\n", network.gbytes, network.how.c_str());
   if (!node.notes.empty()) {
     out << "\nNotes\n";
@@ -127,22 +149,32 @@ nlohmann::json to_json(const NodeTopology& node, const NetworkEstimate& network)
     for (int b = 0; b < node.gpu_count(); ++b) {
       if (a == b) continue;
       const GpuLink& l = node.link(a, b);
-      links.push_back({{"from", a}, {"to", b}, {"path", path_kind_name(l.kind)}, {"gbytes", l.gbytes},
-                       {"source", source_name(l.source)}, {"nvlinks", l.nvlinks}});
+      links.push_back({{"from", a},
+                       {"to", b},
+                       {"path", path_kind_name(l.kind)},
+                       {"gbytes", l.gbytes},
+                       {"source", source_name(l.source)},
+                       {"nvlinks", l.nvlinks}});
     }
   }
   json nics = json::array();
   for (const NicInfo& nic : node.nics) {
-    nics.push_back({{"name", nic.name}, {"kind", nic.kind}, {"active", nic.active}, {"pci_bus_id", nic.pci_bus_id},
-                    {"device", nic.device}, {"numa_node", nic.numa_node}, {"package", nic.package},
+    nics.push_back({{"name", nic.name},
+                    {"kind", nic.kind},
+                    {"active", nic.active},
+                    {"pci_bus_id", nic.pci_bus_id},
+                    {"device", nic.device},
+                    {"numa_node", nic.numa_node},
+                    {"package", nic.package},
                     {"pcie_gbytes", nic.pcie_gbytes}});
   }
   json switches = json::array();
   for (const NvSwitchInfo& s : node.nvswitches) switches.push_back({{"pci_bus_id", s.pci_bus_id}, {"name", s.name}});
-  return {{"origin", node.origin},     {"gpus", gpus},
-          {"links", links},            {"nvswitches", switches},
-          {"nics", nics},              {"network", {{"nics", network.nics}, {"gbytes", network.gbytes}, {"how", network.how}}},
-          {"notes", node.notes}};
+  return {
+      {"origin", node.origin}, {"gpus", gpus},
+      {"links", links},        {"nvswitches", switches},
+      {"nics", nics},          {"network", {{"nics", network.nics}, {"gbytes", network.gbytes}, {"how", network.how}}},
+      {"notes", node.notes}};
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ struct TopoCommandArgs {
   bool no_nvml = false;
 };
 
-CLI::App* add_topo_command(CLI::App& app, TopoCommandArgs& args);
+// Adds the flags of `layerplan topo` to its subcommand `cmd`.
+void add_topo_command(CLI::App& cmd, TopoCommandArgs& args);
 
 // Returns the exit code; throws UsageError for bad input.
 int run_topo_command(const TopoCommandArgs& args);

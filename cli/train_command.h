@@ -1,12 +1,14 @@
 #pragma once
 // `layerplan train`: trains a model with a plan file, as one process or as one rank of
-// `layerplan launch` (docs/runtime.md, "Training").
+// `layerplan launch` (docs/runtime.md, "Training"). The flags fill a TrainerOptions; the
+// loop is runtime/training/trainer.h; this file parses and prints.
 #include <CLI/CLI.hpp>
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "runtime/training/trainer_options.h"
 
 namespace layerplan {
 
@@ -14,24 +16,11 @@ struct TrainCommandArgs {
   std::optional<std::string> plan;   // default: $LAYERPLAN_PLAN
   std::optional<std::string> model;  // default: the plan's model
   std::vector<std::string> model_path;
-  std::string data = "synthetic";    // synthetic | fashion-mnist | FILE.safetensors
-  std::optional<int64_t> steps;
-  std::optional<int> epochs;
-  double lr = 0.01, momentum = 0.9, weight_decay = 0.0;
-  std::string lr_schedule = "constant";  // or "cosine": --lr decayed to 0 over the run
-  std::string shuffle = "on";
-  bool normalize = false;
-  uint64_t seed = 1;
-  std::string kernels = "onednn";
-  int log_every = 10;
-  std::optional<std::string> log_json;
-  std::optional<std::string> profile;  // per-layer compute and communication time of each rank
-  std::optional<std::string> save;  // checkpoint file, written every save_every steps and at the end
-  int64_t save_every = 0;           // 0: only at the end
-  std::optional<std::string> resume, init_from;
+  TrainerOptions trainer;  // every other flag (its observer is set by run_train_command)
 };
 
-CLI::App* add_train_command(CLI::App& app, TrainCommandArgs& args);
+// Adds the flags of `layerplan train` to its subcommand `cmd`.
+void add_train_command(CLI::App& cmd, TrainCommandArgs& args);
 
 // Trains and returns 0. Throws UsageError for bad input (a missing or corrupt plan, a
 // plan for another model or device count, a missing data file) before anything is written.

@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,18 +9,18 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "common/error.h"
 #include "launcher/cpu_shares.h"
-#include "launcher/line_prefixer.h"
-
-extern char** environ;
+#include "launcher/rank_process.h"
 
 namespace layerplan {
 namespace {
@@ -37,7 +35,8 @@ void on_signal(int sig) {
   const int saved = errno;
   if (sig != SIGCHLD) g_signal = sig;
   const char byte = 's';
-  if (g_wake_fd >= 0) [[maybe_unused]] ssize_t ignored = ::write(g_wake_fd, &byte, 1);
+  if (g_wake_fd >= 0) [[maybe_unused]]
+    ssize_t ignored = ::write(g_wake_fd, &byte, 1);
   errno = saved;
 }
 
@@ -69,30 +68,6 @@ class SignalScope {
   static constexpr std::array<int, 4> kSignals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
   std::array<struct sigaction, 4> old_{};
   struct sigaction old_pipe_ {};
-};
-
-// A file descriptor closed on destruction.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = other.fd_;
-      other.fd_ = -1;
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
 };
 
 // The rendezvous directory of one launch, removed with everything in it at the end.
@@ -134,54 +109,17 @@ std::string find_program(const std::string& name) {
   size_t start = 0;
   while (start <= dirs.size()) {
     const size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::string dir = end > start ? dirs.substr(start, end - start) : ".";
-    if (is_executable_file(dir + "/" + name)) return dir + "/" + name;
+    std::string candidate = end > start ? dirs.substr(start, end - start) : ".";
+    candidate += '/';
+    candidate += name;
+    if (is_executable_file(candidate)) return candidate;
     start = end + 1;
   }
   return "";
 }
 
-// The ranks' environment: ours, with the launcher's variables replaced.
-std::vector<std::string> rank_environment(int rank, int world, const std::string& store_dir,
-                                          const std::string& backend, int threads) {
-  const std::vector<std::pair<std::string, std::string>> ours = {
-      {"LAYERPLAN_RANK", std::to_string(rank)},   {"LAYERPLAN_LOCAL_RANK", std::to_string(rank)},
-      {"LAYERPLAN_WORLD_SIZE", std::to_string(world)}, {"LAYERPLAN_STORE_DIR", store_dir},
-      {"LAYERPLAN_BACKEND", backend},             {"OMP_NUM_THREADS", std::to_string(threads)}};
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
-    bool replaced = false;
-    for (const auto& [key, value] : ours) replaced = replaced || entry.rfind(key + "=", 0) == 0;
-    if (!replaced) env.push_back(entry);
-  }
-  for (const auto& [key, value] : ours) env.push_back(key + "=" + value);
-  // libgomp's idle workers spin for a while after each parallel region (300,000 turns by
-  // default) on the rank's cores, where the communicator's I/O thread must run to deliver
-  // a message: with 8 cores per rank a 2-rank ResNet-50 step took 0.38 s spinning and
-  // 0.27 s with 1,000 turns (docs/BENCHMARKS.md). Kept when the user set a spin policy.
-  const bool user_set = std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr;
-  if (world > 1 && !user_set) env.push_back("GOMP_SPINCOUNT=1000");
-  return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (std::string& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// Writes `text` to fd without allocating, so a forked child may call it too.
+// Writes `text` to fd without allocating.
 void write_text(int fd, const char* text) { [[maybe_unused]] ssize_t ignored = ::write(fd, text, std::strlen(text)); }
-
-struct Rank {
-  pid_t pid = -1;
-  bool running = false;
-  int status = 0;  // from waitpid, once it has exited
-  Fd out, err;
-  std::unique_ptr<LinePrefixer> out_lines, err_lines;
-};
 
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -199,211 +137,196 @@ int exit_code_of(int status) {
   return 1;
 }
 
-// Reads what is available from a rank's pipe; closes it at end of file.
-void drain(Fd& fd, LinePrefixer& lines) {
-  char buffer[4096];
-  while (fd.get() >= 0) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n > 0) {
-      lines.feed(buffer, static_cast<size_t>(n));
-    } else if (n == 0) {
-      lines.finish();
-      fd.reset();
-    } else if (errno == EINTR) {
-      continue;
-    } else {
-      return;  // EAGAIN: nothing more for now
-    }
-  }
-}
-
-}  // namespace
-
-LaunchResult launch_local(const LaunchOptions& options) {
+// The program to run, after checking the options; throws UsageError before anything starts.
+std::string checked_program(const LaunchOptions& options) {
   require(options.nproc >= 1, "--nproc " + std::to_string(options.nproc) + ": expected 1 or more ranks");
   require(options.nproc <= 4096, "--nproc " + std::to_string(options.nproc) + ": expected at most 4096 ranks");
   require(options.backend == "cpu",
           "--backend '" + options.backend + "': expected cpu (the GPU backend is not built yet)");
   require(!options.command.empty(),
           "expected the command to run after --, e.g. layerplan launch --nproc 2 -- ./program args");
-  const std::string program = find_program(options.command[0]);
-  require(!program.empty(),
-          "command '" + options.command[0] + "': expected an executable file" +
-              (options.command[0].find('/') == std::string::npos ? " in PATH" : ""));
+  std::string program = find_program(options.command[0]);
+  require(!program.empty(), "command '" + options.command[0] + "': expected an executable file" +
+                                (options.command[0].find('/') == std::string::npos ? " in PATH" : ""));
+  return program;
+}
 
+// Each rank's CPUs; says so when the ranks must share them.
+std::vector<CpuShare> rank_cpus(const LaunchOptions& options) {
   const std::vector<int> cpus = allowed_cpus();
-  const std::vector<CpuShare> shares =
-      split_cpus(cpus.empty() ? std::vector<int>{0} : cpus, options.nproc);
   if (options.nproc > static_cast<int>(cpus.size())) {
     const std::string note = "layerplan launch: " + std::to_string(options.nproc) + " ranks on " +
                              std::to_string(cpus.size()) + " CPUs: ranks share CPUs, 1 thread each\n";
     write_text(options.err_fd, note.c_str());
   }
+  return split_cpus(cpus.empty() ? std::vector<int>{0} : cpus, options.nproc);
+}
 
-  StoreDir store;
-  int wake[2];
-  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
-  Fd wake_read(wake[0]), wake_write(wake[1]);
-  Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  SignalScope signals(wake_write.get());
+// The self-pipe the signal handlers write to.
+struct WakePipe {
+  WakePipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+    read = Fd(fds[0]);
+    write = Fd(fds[1]);
+  }
+  Fd read, write;
+};
 
-  std::vector<std::string> args = options.command;
-  std::vector<char*> argv = c_strings(args);
-  const pid_t launcher_pid = ::getpid();
-  std::vector<Rank> ranks(static_cast<size_t>(options.nproc));
-  pid_t group = 0;
-
-  const auto stop_group = [&](int sig) {
-    if (group > 0) ::killpg(group, sig);
-  };
-
-  for (int k = 0; k < options.nproc; ++k) {
-    Rank& rank = ranks[static_cast<size_t>(k)];
-    std::vector<std::string> env =
-        rank_environment(k, options.nproc, store.path(), options.backend, shares[static_cast<size_t>(k)].threads);
-    std::vector<char*> envp = c_strings(env);
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : shares[static_cast<size_t>(k)].cpus) CPU_SET(c, &set);
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-      stop_group(SIGKILL);
-      throw std::runtime_error(std::string("pipe: ") + strerror(errno));
+// Starts every rank in one process group (led by rank 0); kills those started when one
+// cannot be.
+std::vector<RankProcess> start_ranks(const RankCommand& command, const std::vector<CpuShare>& shares) {
+  std::vector<RankProcess> ranks;
+  ranks.reserve(shares.size());
+  try {
+    for (size_t k = 0; k < shares.size(); ++k) {
+      ranks.emplace_back(command, static_cast<int>(k), shares[k], ranks.empty() ? 0 : ranks.front().pid());
     }
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      stop_group(SIGKILL);
-      throw std::runtime_error(std::string("fork: ") + strerror(errno));
-    }
-    if (pid == 0) {
-      // The child: only async-signal-safe calls from here to exec.
-      ::setpgid(0, group);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != launcher_pid) ::_exit(1);  // the launcher died before prctl
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::signal(SIGPIPE, SIG_DFL);
-      ::dup2(devnull.get(), 0);
-      ::dup2(out[1], 1);
-      ::dup2(err[1], 2);
-      if (::sched_setaffinity(0, sizeof set, &set) != 0) {
-        write_text(2, "layerplan launch: cannot pin the rank to its CPUs\n");
-        ::_exit(126);
+  } catch (...) {
+    if (!ranks.empty()) ::killpg(ranks.front().pid(), SIGKILL);
+    throw;
+  }
+  return ranks;
+}
+
+// Watches the ranks until all have exited: forwards their output as it comes, and stops
+// them all when one fails or the launcher is signalled (local_launcher.h says how).
+class RankWatcher {
+ public:
+  RankWatcher(std::vector<RankProcess>& ranks, std::chrono::milliseconds grace_period, int wake_fd)
+      : ranks_(ranks),
+        group_(ranks.front().pid()),
+        grace_period_(grace_period),
+        wake_fd_(wake_fd),
+        running_(static_cast<int>(ranks.size())) {}
+
+  void run() {
+    while (running_ > 0) {
+      wait_for_events();
+      for (RankProcess& r : ranks_) r.forward_output();
+      if (const int sig = g_signal; sig != 0) {
+        g_signal = 0;
+        handle_signal(sig);
       }
-      ::execve(program.c_str(), argv.data(), envp.data());
-      write_text(2, "layerplan launch: cannot run ");
-      write_text(2, program.c_str());
-      write_text(2, ": ");
-      write_text(2, strerror(errno));
-      write_text(2, "\n");
-      ::_exit(127);
+      reap_ranks();
+      if (stopping_ && !killed_ && running_ > 0 && Clock::now() >= kill_at_) kill_all();
     }
-    if (group == 0) group = pid;
-    ::setpgid(pid, group);  // also here, so the group exists before we ever signal it
-    ::close(out[1]);
-    ::close(err[1]);
-    rank.pid = pid;
-    rank.running = true;
-    rank.out = Fd(out[0]);
-    rank.err = Fd(err[0]);
-    ::fcntl(rank.out.get(), F_SETFL, O_NONBLOCK);
-    ::fcntl(rank.err.get(), F_SETFL, O_NONBLOCK);
-    const std::string prefix = "[rank " + std::to_string(k) + "] ";
-    rank.out_lines = std::make_unique<LinePrefixer>(prefix, options.out_fd);
-    rank.err_lines = std::make_unique<LinePrefixer>(prefix, options.err_fd);
   }
 
-  int running = options.nproc;
-  int failed = -1;                  // the first rank to fail
-  int interrupted_by = 0;           // the signal the launcher received, if any
-  bool stopping = false, killed = false;
-  Clock::time_point kill_at{};
-  const auto begin_stop = [&](int sig) {
-    stopping = true;
-    kill_at = Clock::now() + options.grace_period;
-    stop_group(sig);
-  };
+  int failed() const { return failed_; }                  // the first rank to fail, -1 if none
+  int interrupted_by() const { return interrupted_by_; }  // the signal the launcher received, 0 if none
+  bool stopping() const { return stopping_; }
+  void kill_all() {
+    ::killpg(group_, SIGKILL);
+    killed_ = true;
+  }
 
-  while (running > 0) {
-    std::vector<pollfd> fds{{wake_read.get(), POLLIN, 0}};
-    for (Rank& r : ranks) {
-      if (r.out.get() >= 0) fds.push_back({r.out.get(), POLLIN, 0});
-      if (r.err.get() >= 0) fds.push_back({r.err.get(), POLLIN, 0});
-    }
+ private:
+  // Until a rank writes or exits, a signal arrives or it is time to check again.
+  void wait_for_events() const {
+    std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
+    for (const RankProcess& r : ranks_) r.add_pipes(fds);
     int timeout_ms = 500;  // also a safety net should a SIGCHLD be missed
-    if (stopping && !killed) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at - Clock::now()).count();
+    if (stopping_ && !killed_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at_ - Clock::now()).count();
       timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, 500));
     }
     ::poll(fds.data(), fds.size(), timeout_ms);
     char sink[64];
-    while (::read(wake_read.get(), sink, sizeof sink) > 0) {
+    while (::read(wake_fd_, sink, sizeof sink) > 0) {
     }
-    for (Rank& r : ranks) {
-      drain(r.out, *r.out_lines);
-      drain(r.err, *r.err_lines);
+  }
+
+  void handle_signal(int sig) {
+    if (interrupted_by_ != 0 || (stopping_ && failed_ >= 0)) {
+      kill_all();  // asked again: no more grace
+    } else {
+      interrupted_by_ = sig;
+      begin_stop(sig);
     }
-    if (const int sig = g_signal; sig != 0) {
-      g_signal = 0;
-      if (interrupted_by != 0 || (stopping && failed >= 0)) {
-        stop_group(SIGKILL);  // asked again: no more grace
-        killed = true;
-      } else {
-        interrupted_by = sig;
-        begin_stop(sig);
-      }
-    }
-    for (size_t k = 0; k < ranks.size(); ++k) {
-      Rank& r = ranks[k];
-      if (!r.running) continue;
-      int status = 0;
-      const pid_t done = ::waitpid(r.pid, &status, WNOHANG);
-      if (done != r.pid) continue;
-      r.running = false;
-      r.status = status;
-      --running;
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (!ok && !stopping) {
-        failed = static_cast<int>(k);
+  }
+
+  void reap_ranks() {
+    for (size_t k = 0; k < ranks_.size(); ++k) {
+      RankProcess& r = ranks_[k];
+      if (!r.reap()) continue;
+      --running_;
+      const bool ok = WIFEXITED(r.status()) && WEXITSTATUS(r.status()) == 0;
+      if (!ok && !stopping_) {
+        failed_ = static_cast<int>(k);
         begin_stop(SIGTERM);
       }
     }
-    if (stopping && !killed && running > 0 && Clock::now() >= kill_at) {
-      stop_group(SIGKILL);
-      killed = true;
-    }
   }
-  // Whatever the ranks wrote before exiting is still in the pipes.
-  for (Rank& r : ranks) {
-    drain(r.out, *r.out_lines);
-    drain(r.err, *r.err_lines);
-    r.out_lines->finish();
-    r.err_lines->finish();
-  }
-  // Processes the ranks started and left behind in the group go with them on failure.
-  if (stopping) stop_group(SIGKILL);
 
+  void begin_stop(int sig) {
+    stopping_ = true;
+    kill_at_ = Clock::now() + grace_period_;
+    ::killpg(group_, sig);
+  }
+
+  std::vector<RankProcess>& ranks_;
+  const pid_t group_;
+  const std::chrono::milliseconds grace_period_;
+  const int wake_fd_;
+  int running_;
+  int failed_ = -1;
+  int interrupted_by_ = 0;
+  bool stopping_ = false, killed_ = false;
+  Clock::time_point kill_at_{};
+};
+
+LaunchResult result_of(const std::vector<RankProcess>& ranks, const RankWatcher& watcher) {
+  const int nproc = static_cast<int>(ranks.size());
   LaunchResult result;
-  if (failed >= 0) {
-    const Rank& r = ranks[static_cast<size_t>(failed)];
+  if (const int failed = watcher.failed(); failed >= 0) {
+    const RankProcess& r = ranks[static_cast<size_t>(failed)];
     result.failed_rank = failed;
-    result.exit_code = exit_code_of(r.status);
+    result.exit_code = exit_code_of(r.status());
     if (result.exit_code == 0) result.exit_code = 1;
-    std::string last = r.err_lines->last_line();
-    if (last.empty()) last = r.out_lines->last_line();
+    std::string last = r.last_line();
     if (last.size() > 400) last = last.substr(0, 400) + "...";
-    result.message = "rank " + std::to_string(failed) + " " + describe_status(r.status) +
+    result.message = "rank " + std::to_string(failed) + " " + describe_status(r.status()) +
                      (last.empty() ? std::string(" (it wrote nothing)") : ": " + last) + "; stopped the other " +
-                     std::to_string(options.nproc - 1) + " rank(s)";
-  } else if (interrupted_by != 0) {
-    result.exit_code = 128 + interrupted_by;
-    result.message = std::string("interrupted by ") + ::strsignal(interrupted_by) + "; stopped all " +
-                     std::to_string(options.nproc) + " rank(s)";
+                     std::to_string(nproc - 1) + " rank(s)";
+  } else if (const int sig = watcher.interrupted_by(); sig != 0) {
+    result.exit_code = 128 + sig;
+    result.message =
+        std::string("interrupted by ") + ::strsignal(sig) + "; stopped all " + std::to_string(nproc) + " rank(s)";
   } else {
-    result.message = "all " + std::to_string(options.nproc) + " rank(s) exited with status 0";
+    result.message = "all " + std::to_string(nproc) + " rank(s) exited with status 0";
   }
   return result;
+}
+
+}  // namespace
+
+LaunchResult launch_local(const LaunchOptions& options) {
+  const std::string program = checked_program(options);
+  const std::vector<CpuShare> shares = rank_cpus(options);
+  StoreDir store;
+  WakePipe wake;
+  Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  SignalScope signals(wake.write.get());
+  const RankCommand command{.program = program,
+                            .argv = options.command,
+                            .world = options.nproc,
+                            .store_dir = store.path(),
+                            .backend = options.backend,
+                            .stdin_fd = devnull.get(),
+                            .out_fd = options.out_fd,
+                            .err_fd = options.err_fd};
+  std::vector<RankProcess> ranks = start_ranks(command, shares);
+  RankWatcher watcher(ranks, options.grace_period, wake.read.get());
+  watcher.run();
+  // Whatever the ranks wrote before exiting is still in the pipes.
+  for (RankProcess& r : ranks) {
+    r.forward_output();
+    r.finish_output();
+  }
+  // Processes the ranks started and left behind in the group go with them on failure.
+  if (watcher.stopping()) watcher.kill_all();
+  return result_of(ranks, watcher);
 }
 
 }  // namespace layerplan

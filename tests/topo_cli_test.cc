@@ -117,7 +117,8 @@ TEST(PlanOnTopology, PlansIdenticalNodesAndWritesAPlanFile) {
 TEST(PlanOnTopology, ClusterFlagsDoNotMixWithADiscoveredNode) {
   expect_usage_error(run({"plan", "--topology-xml", kXe8640, "--gpus", "8"}), "use one or the other");
   expect_usage_error(run({"plan", "--nodes", "2"}), "--nodes, --gpu-ids and --config go with --topology-xml");
-  expect_usage_error(run({"plan", "--topology-xml", kXe8640, "--mode", "fast"}), "mode 'fast'");
+  expect_usage_error(run({"plan", "--topology-xml", kXe8640, "--mode", "fast"}),
+                     "--mode: 'fast': expected layerwise, auto, data, model or owt");
 }
 
 }  // namespace

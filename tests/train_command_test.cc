@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,8 +24,8 @@ using ::testing::HasSubstr;
 // samples split in two, except the fully connected layers, whose output channels split.
 fs::path lenet_plan(const ScratchDir& dir, int gpus, const std::string& name) {
   const fs::path file = dir.path() / name;
-  const Outcome r = run({"plan", "--model", "lenet5", "--batch", "8", "--gpus", std::to_string(gpus),
-                         "--gpus-per-node", std::to_string(gpus), "--json", file.string()});
+  const Outcome r = run({"plan", "--model", "lenet5", "--batch", "8", "--gpus", std::to_string(gpus), "--gpus-per-node",
+                         std::to_string(gpus), "--json", file.string()});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   if (gpus == 2) {
     nlohmann::json doc = nlohmann::json::parse(read_text(file));
@@ -50,8 +50,9 @@ std::vector<double> losses_in(const fs::path& log) {
   return losses;
 }
 
-const std::vector<std::string> kSgd = {"--data", "synthetic", "--steps", "4", "--lr", "0.05", "--momentum", "0.9",
-                                       "--weight-decay", "1e-3", "--kernels", "reference", "--seed", "5"};
+const std::vector<std::string> kSgd = {"--data",     "synthetic", "--steps",        "4",    "--lr",      "0.05",
+                                       "--momentum", "0.9",       "--weight-decay", "1e-3", "--kernels", "reference",
+                                       "--seed",     "5"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -67,9 +68,8 @@ TEST(TrainCommand, OneProcessAndTwoRanksTrainTheSameLosses) {
   EXPECT_THAT(a.out, HasSubstr("step 4/4"));
   EXPECT_THAT(a.out, HasSubstr("images/s"));
   EXPECT_THAT(a.out, HasSubstr("ETA"));
-  const Outcome b = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--log-json",
-                              log2.string()},
-                             kSgd));
+  const Outcome b = run(with(
+      {"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--log-json", log2.string()}, kSgd));
   ASSERT_EQ(b.exit_code, 0) << describe(b);
   const std::vector<double> l1 = losses_in(log1), l2 = losses_in(log2);
   ASSERT_EQ(l1.size(), 4u);
@@ -99,13 +99,12 @@ TEST(TrainCommand, ProfileTimesLayersAndCommunicationPerRank) {
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   nlohmann::json p = nlohmann::json::parse(read_text(profile));
   EXPECT_EQ(p.at("steps").get<double>(), 3);  // 4 steps, the first not profiled
-  EXPECT_EQ(p.at("layers").size(), 14u);  // LeNet-5 has 14 layers, input and loss included
+  EXPECT_EQ(p.at("layers").size(), 14u);      // LeNet-5 has 14 layers, input and loss included
   EXPECT_GT(p.at("compute_s").get<double>(), 0);
   EXPECT_EQ(p.at("communication").at("moves").at("calls").get<double>(), 0);
 
-  r = run(with({"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--profile",
-                profile.string()},
-               kSgd));
+  r = run(with(
+      {"launch", "--nproc", "2", "--", kBinary, "train", "--plan", two.string(), "--profile", profile.string()}, kSgd));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.out, HasSubstr("[rank 1] communication per step: moves"));
   for (int rank : {0, 1}) {
@@ -113,7 +112,7 @@ TEST(TrainCommand, ProfileTimesLayersAndCommunicationPerRank) {
     EXPECT_EQ(p.at("rank"), rank);
     EXPECT_GT(p.at("compute_s").get<double>(), 0);
     const nlohmann::json& c = p.at("communication");
-    EXPECT_GT(c.at("moves").at("calls").get<double>(), 0);  // n2 -> c2 moves boxes
+    EXPECT_GT(c.at("moves").at("calls").get<double>(), 0);              // n2 -> c2 moves boxes
     EXPECT_EQ(c.at("weight_reductions").at("calls").get<double>(), 1);  // one bucket: LeNet-5 is small
     EXPECT_EQ(c.at("loss_reductions").at("calls").get<double>(), 1);
     EXPECT_GT(c.at("moves").at("seconds").get<double>(), 0);
@@ -156,7 +155,10 @@ TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
       {{"train", "--plan", one.string(), "--model", "alexnet"}, "is for model 'lenet5'"},
       {{"train", "--plan", two.string()}, "is for 2 devices, this run has 1 process"},
       {{"train", "--plan", one.string(), "--data", (dir.path() / "nosuch.safetensors").string()}, "nosuch.safetensors"},
-      {{"train", "--plan", one.string(), "--shuffle", "maybe"}, "--shuffle maybe"},
+      {{"train", "--plan", one.string(), "--shuffle", "maybe"}, "--shuffle: 'maybe': expected on or off"},
+      {{"train", "--plan", one.string(), "--lr-schedule", "linear"},
+       "--lr-schedule: 'linear': expected constant or cosine"},
+      {{"train", "--plan", one.string(), "--kernels", "cuda"}, "--kernels: 'cuda': expected onednn or reference"},
       {{"train", "--plan", one.string(), "--profile", (dir.path() / "no" / "profile.json").string()}, "--profile"},
   };
   for (const Case& c : cases) {
@@ -191,8 +193,12 @@ fs::path small_dataset(const ScratchDir& dir) {
 TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
   ScratchDir dir;
   const fs::path one = lenet_plan(dir, 1, "one.json"), two = lenet_plan(dir, 2, "two.json");
-  const std::vector<std::string> sgd = {"--data", small_dataset(dir).string(), "--lr", "0.05", "--momentum", "0.9",
-                                        "--weight-decay", "1e-3", "--kernels", "reference", "--shuffle", "on"};
+  const std::vector<std::string> sgd = {"--data",         small_dataset(dir).string(),
+                                        "--lr",           "0.05",
+                                        "--momentum",     "0.9",
+                                        "--weight-decay", "1e-3",
+                                        "--kernels",      "reference",
+                                        "--shuffle",      "on"};
   const fs::path straight = dir.path() / "straight.safetensors", at3 = dir.path() / "at3.safetensors",
                  resumed = dir.path() / "resumed.safetensors";
   const fs::path log_straight = dir.path() / "straight.jsonl", log_resumed = dir.path() / "resumed.jsonl";
@@ -240,9 +246,9 @@ TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
   // Weights only: --init-from starts at step 0 on the first batch, but from the
   // checkpoint's weights, so its first loss is not the seeded start's.
   const fs::path log_init = dir.path() / "init.jsonl";
-  r = run(with({"train", "--plan", one.string(), "--steps", "1", "--init-from", at3.string(), "--log-json",
-                log_init.string()},
-               sgd));
+  r = run(with(
+      {"train", "--plan", one.string(), "--steps", "1", "--init-from", at3.string(), "--log-json", log_init.string()},
+      sgd));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(losses_in(log_init).front(), a.front());
 }

@@ -1,0 +1,243 @@
+#include "runtime/training/trainer.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "common/error.h"
+#include "runtime/executor/checkpoint.h"
+#include "runtime/executor/communicator_transport.h"
+#include "runtime/executor/in_process_transport.h"
+#include "runtime/heap_tuning.h"
+#include "runtime/training/train_profile.h"
+
+namespace layerplan {
+namespace {
+
+// The batch positions of the input layer's tiles that this process computes (a launched
+// rank r holds device r; one process holds them all): the only samples it loads.
+std::vector<Interval> positions_held(const Shape& input, const Configuration& input_config, bool launched, int rank) {
+  std::vector<Interval> positions;
+  const std::vector<Box> input_tiles = tiles(input, input_config);
+  for (size_t t = 0; t < input_tiles.size(); ++t) {
+    if (!launched || input_config.devices[t] == rank) positions.push_back(input_tiles[t].dim[0]);
+  }
+  return positions;
+}
+
+void write_json_line(std::ofstream& log, const nlohmann::json& line) {
+  if (log.is_open()) log << line.dump() << "\n" << std::flush;
+}
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+double learning_rate_at(const TrainerOptions& options, int64_t step, int64_t total) {
+  if (options.lr_schedule == LrSchedule::kConstant) return options.lr;
+  const double progress = static_cast<double>(step) / static_cast<double>(total);
+  return options.lr * 0.5 * (1.0 + std::cos(M_PI * progress));
+}
+
+Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, TrainerOptions options,
+                 const std::optional<GlooOptions>& world)
+    : graph_(graph),
+      plan_(std::move(plan)),
+      options_(std::move(options)),
+      launched_(world.has_value()),
+      world_(world.value_or(GlooOptions{})),
+      input_(graph.layer(0).output),
+      batch_(graph.layer(0).output.n()) {
+  check_options();
+  load_data();
+  check_outputs();
+  const std::optional<std::string> checkpoint = options_.resume ? options_.resume : options_.init_from;
+  TrainingState restored;
+  if (checkpoint) restored = read_checkpoint(*checkpoint);
+
+  if (launched_) {
+    comm_ = connect_gloo(world_);
+    transport_ = std::make_unique<CommunicatorTransport>(*comm_);
+  } else {
+    transport_ = std::make_unique<InProcessTransport>();
+  }
+  if (options_.keep_freed_memory) keep_freed_memory_in_process();  // a speed setting only
+  kernels_ = make_kernels(options_.kernels);
+  ExecutorOptions executor_options;
+  executor_options.weight_seed = options_.seed;
+  executor_options.sgd = {.lr = options_.lr, .momentum = options_.momentum, .weight_decay = options_.weight_decay};
+  executor_options.time_compute = options_.profile.has_value();
+  executor_ = std::make_unique<Executor>(graph_, plan_, *kernels_, *transport_, executor_options);
+  if (checkpoint)
+    step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, options_.resume.has_value());
+  require(step_ < total_, "checkpoint '" + checkpoint.value_or("") + "' is at step " + std::to_string(step_) +
+                              ", the run ends at step " + std::to_string(total_));
+  open_log();
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::check_options() const {
+  require(!options_.steps || *options_.steps >= 1, "--steps: expected 1 or more");
+  require(!options_.epochs || *options_.epochs >= 1, "--epochs: expected 1 or more");
+  require(options_.log_every >= 1, "--log-every: expected 1 or more");
+  require(options_.lr > 0 && options_.momentum >= 0 && options_.weight_decay >= 0,
+          "--lr must be positive, --momentum and --weight-decay not negative");
+}
+
+void Trainer::load_data() {
+  const int64_t classes = graph_.layer(graph_.size() - 1).output.c();
+  needed_ = positions_held(input_, plan_[0], launched_, world_.rank);
+  const DataOptions data_options{.seed = options_.seed, .normalize = options_.normalize, .positions = needed_};
+  data_ = load_training_data(options_.data, input_, classes, data_options);
+  steps_per_epoch_ = data_.train->samples() / batch_;  // the last partial batch is dropped
+  const int epochs = options_.epochs.value_or(1);
+  total_ = static_cast<int64_t>(epochs) * steps_per_epoch_;
+  if (options_.steps) total_ = options_.epochs ? std::min(total_, *options_.steps) : *options_.steps;
+}
+
+void Trainer::check_outputs() const {
+  require(options_.save_every >= 0, "--save-every: expected 0 or more");
+  require(!(options_.resume && options_.init_from), "--resume and --init-from: expected one of them");
+  for (const auto& [flag, output] : {std::pair{"--save", options_.save}, std::pair{"--profile", options_.profile}}) {
+    if (!output) continue;
+    const std::filesystem::path dir = std::filesystem::absolute(*output).parent_path();
+    require(std::filesystem::is_directory(dir), std::string(flag) + " '" + *output + "': no directory " + dir.string());
+  }
+}
+
+void Trainer::open_log() {
+  if (world_.rank != 0 || !options_.log_json) return;
+  log_.open(*options_.log_json, std::ios::trunc);
+  require(log_.is_open(), "--log-json '" + *options_.log_json + "' cannot be written");
+}
+
+TrainingSummary Trainer::run() {
+  if (options_.observer) {
+    options_.observer->started({.model = graph_.name(),
+                                .batch = batch_,
+                                .data = data_.description,
+                                .total_steps = total_,
+                                .steps_per_epoch = steps_per_epoch_,
+                                .first_step = step_});
+  }
+  start_ = Clock::now();
+  interval_start_ = start_;
+  first_step_ = step_;
+  logged_ = step_;
+  for (int epoch = static_cast<int>(step_ / steps_per_epoch_); step_ < total_; ++epoch) train_epoch(epoch);
+  const double elapsed_s = seconds_between(start_, Clock::now());
+  if (data_.test && step_ % steps_per_epoch_ != 0) evaluate(static_cast<int>(step_ / steps_per_epoch_));
+  if (options_.save) save();
+  TrainingSummary result = summary(elapsed_s);
+  if (options_.observer) options_.observer->finished(result);
+  if (options_.profile) {
+    write_profile(profile_file(*options_.profile, launched_, world_.rank), graph_, *executor_, transport_->counts(),
+                  world_.rank, result.profiled_steps);
+  }
+  return result;
+}
+
+void Trainer::train_epoch(int epoch) {
+  const EpochOrder order(data_.train->samples(), batch_, options_.shuffle, options_.seed, epoch);
+  // A resumed run continues inside its epoch.
+  for (int64_t b = step_ % steps_per_epoch_; b < steps_per_epoch_ && step_ < total_; ++b) {
+    train_step(order, b, epoch);
+    // Saving and evaluating do not count in images/s and ETA.
+    const auto pause = Clock::now();
+    if (options_.save && options_.save_every > 0 && step_ % options_.save_every == 0 && step_ < total_) save();
+    if (data_.test && b == steps_per_epoch_ - 1) evaluate(epoch);
+    start_ += Clock::now() - pause;
+    interval_start_ += Clock::now() - pause;
+  }
+}
+
+void Trainer::train_step(const EpochOrder& order, int64_t b, int epoch) {
+  const auto t0 = Clock::now();
+  const GlobalBatch gb = assemble_batch(*data_.train, order, b, input_, needed_);
+  if (options_.lr_schedule != LrSchedule::kConstant)
+    executor_->set_learning_rate(learning_rate_at(options_, step_, total_));
+  const double loss = executor_->step(gb.images, gb.labels);
+  ++step_;
+  if (step_ == first_step_ + 1) {  // the first step warms up: the profile starts after it
+    executor_->reset_compute_seconds();
+    transport_->reset_counts();
+  }
+  report_step(epoch, loss, t0, Clock::now());
+}
+
+// The JSON line of every step (rank 0), and the observer's report every log_every steps,
+// the first and the last.
+void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1) {
+  if (world_.rank == 0) {
+    write_json_line(log_, {{"step", step_},
+                           {"epoch", epoch + 1},
+                           {"loss", loss},
+                           {"images_per_s", static_cast<double>(batch_) / seconds_between(t0, t1)}});
+  }
+  if (step_ % options_.log_every != 0 && step_ != first_step_ + 1 && step_ != total_) return;
+  const double elapsed = seconds_between(start_, t1);
+  const int64_t in_interval = step_ - logged_;
+  logged_ = step_;
+  const double interval_s = seconds_between(interval_start_, t1);
+  interval_start_ = t1;
+  if (!options_.observer) return;
+  options_.observer->progressed(
+      {.step = step_,
+       .total_steps = total_,
+       .epoch = epoch + 1,
+       .loss = loss,
+       .images_per_s = static_cast<double>(batch_ * in_interval) / interval_s,
+       .eta_s = elapsed / static_cast<double>(step_ - first_step_) * static_cast<double>(total_ - step_)});
+}
+
+void Trainer::save() {
+  const TrainingState state = training_state_of(graph_, *executor_, comm_.get());  // every rank joins
+  if (world_.rank == 0) write_checkpoint(*options_.save, state);
+}
+
+// Test-set accuracy over whole batches of the plan's batch (the graph's batch is fixed: the
+// last test_samples % batch samples are left out).
+void Trainer::evaluate(int epoch) {
+  const EpochOrder order(data_.test->samples(), batch_, false, 0, 0);
+  const int64_t batches = order.batches();
+  double loss = 0;
+  int64_t correct = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    const GlobalBatch gb = assemble_batch(*data_.test, order, b, input_, needed_);
+    const Executor::Evaluation e = executor_->evaluate(gb.images, gb.labels);
+    loss += e.loss;
+    correct += e.correct;
+  }
+  if (batches == 0) return;
+  const TestEvaluation result{.step = step_,
+                              .epoch = epoch + 1,
+                              .partial = step_ % steps_per_epoch_ != 0,
+                              .accuracy = static_cast<double>(correct) / static_cast<double>(batches * batch_),
+                              .correct = correct,
+                              .images = batches * batch_,
+                              .loss = loss / static_cast<double>(batches)};
+  if (options_.observer) options_.observer->evaluated(result);
+  if (world_.rank == 0) {
+    write_json_line(log_, {{"step", result.step},
+                           {"epoch", result.epoch},
+                           {"test_accuracy", result.accuracy},
+                           {"test_loss", result.loss}});
+  }
+}
+
+TrainingSummary Trainer::summary(double elapsed_s) const {
+  TrainingSummary s;
+  s.steps = step_ - first_step_;
+  s.elapsed_s = elapsed_s;
+  s.images_per_s = static_cast<double>(s.steps * batch_) / elapsed_s;
+  s.communication = transport_->counts();
+  s.profiled_steps = static_cast<double>(step_ - first_step_ - 1);
+  return s;
+}
+
+}  // namespace layerplan

@@ -1,0 +1,91 @@
+#pragma once
+// What a training run chooses (runtime/training/trainer.h runs it): how long, the SGD
+// settings and learning-rate schedule, the order of the samples, the kernels, the files it
+// reads and writes, and who hears about its progress. `layerplan train` fills one from its
+// flags; every field has the default the flag has.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runtime/kernels/kernels.h"
+
+namespace layerplan {
+
+class TrainingObserver;
+
+// How the learning rate moves over a run's steps.
+enum class LrSchedule {
+  kConstant,  // options.lr at every step
+  kCosine,    // from options.lr down to 0 along a half cosine over the run's steps
+};
+
+struct TrainerOptions {
+  // Where the samples come from: "synthetic", "fashion-mnist" or a safetensors dataset file
+  // (runtime/training/train_data.h). Synthetic data needs no file and trains nothing real:
+  // it is for timing and for tests.
+  std::string data = "synthetic";
+
+  // The run's length: `epochs` passes over the training split (default 1), cut short at
+  // `steps` global batches when both are set; `steps` alone sets the length whatever the
+  // epochs. The last partial batch of an epoch is dropped.
+  std::optional<int> epochs;
+  std::optional<int64_t> steps;
+
+  // SGD, as torch.optim.SGD: a larger rate learns faster until it diverges; momentum
+  // smooths the steps (0: plain SGD, which keeps no momentum buffers); weight decay pulls
+  // the weights towards 0 (0: none).
+  double lr = 0.01;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  // kCosine takes large steps early and small ones at the end, but it follows the run's
+  // length: a run extended later (resume with more steps) continues on another curve.
+  LrSchedule lr_schedule = LrSchedule::kConstant;
+
+  // A seeded shuffle of the samples every epoch (each rank draws the same order). Off: file
+  // order, which trains worse on data sorted by class but makes batches easy to inspect.
+  bool shuffle = true;
+  // Seeds the initial weights, the shuffle and the synthetic data: equal seeds give equal
+  // runs for every plan and number of ranks.
+  uint64_t seed = 1;
+  // Standardise each image channel with the training split's mean and standard deviation.
+  // Costs one pass over the training split before the first step; synthetic data is
+  // already standard normal and is left as it is.
+  bool normalize = false;
+
+  // The compute backend: oneDNN is the fast one; the reference loops are slow but are what
+  // every backend is tested against.
+  KernelBackend kernels = KernelBackend::kOnednn;
+  // Keep the memory a step frees in the process (runtime/heap_tuning.h): faster steps, at
+  // the price of glibc malloc settings for the whole process. Off for a caller that shares
+  // its process with work that needs the memory back.
+  bool keep_freed_memory = true;
+
+  // A checkpoint (safetensors) written at the end and, when `save_every` > 0, every
+  // `save_every` steps (every rank joins; rank 0 writes). Saving pauses training.
+  std::optional<std::string> save;
+  int64_t save_every = 0;
+  // At most one of them: `resume` continues the run a checkpoint saved (weights, momentum,
+  // step); `init_from` takes only its weights and starts at step 0.
+  std::optional<std::string> resume;
+  std::optional<std::string> init_from;
+
+  // Time every layer's compute and each rank's communication after the first step, and
+  // write them as JSON to this file (FILE.rankN for a launched rank): train_profile.h.
+  // Timing each tile costs a little on small layers.
+  std::optional<std::string> profile;
+
+  // The observer hears of a step every `log_every` steps, and of the first and the last.
+  int log_every = 10;
+  // One JSON line per step and per test evaluation, written by rank 0 (nothing else does).
+  std::optional<std::string> log_json;
+  // Told of the start, the progress, each test evaluation and the end, on every rank; it
+  // decides what to print and where. Null: nobody is told. Must outlive the Trainer.
+  TrainingObserver* observer = nullptr;
+};
+
+// The learning rate of the step after `step` steps of a run of `total`: options.lr for
+// kConstant; for kCosine a function of the step alone, so a resumed run continues the
+// same curve, reaching 0 at step == total.
+double learning_rate_at(const TrainerOptions& options, int64_t step, int64_t total);
+
+}  // namespace layerplan
