@@ -143,12 +143,16 @@ bool parse_dtype(const std::string& name, DType* dtype) {
 int64_t Tensor::elements() const { return product(shape); }
 int64_t TensorInfo::elements() const { return product(shape); }
 
-Tensor Tensor::from_floats(std::vector<int64_t> shape, std::span<const float> values) {
+namespace {
+
+// A tensor of `dtype` holding `values` in `shape`; `what` names the caller in errors.
+template <typename T>
+Tensor tensor_of(DType dtype, const char* what, std::vector<int64_t> shape, std::span<const T> values) {
   Tensor t;
-  t.dtype = DType::kF32;
+  t.dtype = dtype;
   t.shape = std::move(shape);
   if (t.elements() != static_cast<int64_t>(values.size())) {
-    throw std::invalid_argument("Tensor::from_floats: " + std::to_string(values.size()) + " values for shape " +
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(values.size()) + " values for shape " +
                                 shape_text(t.shape));
   }
   t.data.resize(values.size_bytes());
@@ -156,17 +160,14 @@ Tensor Tensor::from_floats(std::vector<int64_t> shape, std::span<const float> va
   return t;
 }
 
+}  // namespace
+
+Tensor Tensor::from_floats(std::vector<int64_t> shape, std::span<const float> values) {
+  return tensor_of(DType::kF32, "Tensor::from_floats", std::move(shape), values);
+}
+
 Tensor Tensor::from_int64s(std::vector<int64_t> shape, std::span<const int64_t> values) {
-  Tensor t;
-  t.dtype = DType::kI64;
-  t.shape = std::move(shape);
-  if (t.elements() != static_cast<int64_t>(values.size())) {
-    throw std::invalid_argument("Tensor::from_int64s: " + std::to_string(values.size()) + " values for shape " +
-                                shape_text(t.shape));
-  }
-  t.data.resize(values.size_bytes());
-  std::memcpy(t.data.data(), values.data(), values.size_bytes());
-  return t;
+  return tensor_of(DType::kI64, "Tensor::from_int64s", std::move(shape), values);
 }
 
 std::vector<float> Tensor::floats() const {

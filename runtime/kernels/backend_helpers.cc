@@ -16,6 +16,14 @@ Normalization normalization(const BatchNormStats& s, double eps) {
   return z;
 }
 
+BatchNormGradStats zero_grad_stats(const Box& out_box) {
+  BatchNormGradStats g;
+  g.channels = out_box.dim[1];
+  g.sum_dy.assign(static_cast<size_t>(g.channels.size()), 0.0);
+  g.sum_dy_xhat = g.sum_dy;
+  return g;
+}
+
 TilePadding tile_padding(const Window& w, const Box& out_box, const Box& in_box) {
   TilePadding p;
   const std::array<int, 2> kernel{w.kernel_h, w.kernel_w}, stride{w.stride_h, w.stride_w}, pad{w.pad_h, w.pad_w};

@@ -27,6 +27,9 @@ struct Normalization {
 };
 Normalization normalization(const BatchNormStats& s, double eps);
 
+// Batch-norm backward sums of a tile, zero for each of its channels, for a backend to add into.
+BatchNormGradStats zero_grad_stats(const Box& out_box);
+
 // Zero padding a tile's window needs before (l) and after (r) its input box, along H
 // (index 0) and W (1): nonzero only where the windows reach past the true border.
 struct TilePadding {

@@ -234,15 +234,23 @@ PoolDescs pool_descs(const dnnl::engine& eng, algorithm alg, const LayerRef& l, 
   return d;
 }
 
+// Max pooling forward of `x` into `y`; returns its workspace (the argmax positions).
+// A template so that it can take the kernels' private Engine.
+template <typename Engine>
+memory run_max_pool_forward(Engine& onednn, const PoolDescs& d, const Tensor& x, Tensor& y) {
+  memory workspace(d.fwd.workspace_desc(), onednn.engine);
+  onednn.run(dnnl::pooling_forward(d.fwd), {{DNNL_ARG_SRC, onednn.wrap(d.src, x.data())},
+                                            {DNNL_ARG_DST, onednn.wrap(d.dst, y.data())},
+                                            {DNNL_ARG_WORKSPACE, workspace}});
+  return workspace;
+}
+
 }  // namespace
 
 Tensor OnednnKernels::do_max_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_max, l, x.box(), out_box);
   Tensor y(out_box, Tensor::kUninitialized);
-  memory workspace(d.fwd.workspace_desc(), dnnl_->engine);
-  dnnl_->run(dnnl::pooling_forward(d.fwd), {{DNNL_ARG_SRC, dnnl_->wrap(d.src, x.data())},
-                                            {DNNL_ARG_DST, dnnl_->wrap(d.dst, y.data())},
-                                            {DNNL_ARG_WORKSPACE, workspace}});
+  run_max_pool_forward(*dnnl_, d, x, y);
   return y;
 }
 
@@ -251,10 +259,7 @@ Tensor OnednnKernels::do_max_pool_backward(const LayerRef& l, const Tensor& x, c
   const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_max, l, x.box(), out_box);
   // The backward needs the forward's workspace (argmax positions): rerun the forward.
   Tensor y(out_box, Tensor::kUninitialized);
-  memory workspace(d.fwd.workspace_desc(), dnnl_->engine);
-  dnnl_->run(dnnl::pooling_forward(d.fwd), {{DNNL_ARG_SRC, dnnl_->wrap(d.src, x.data())},
-                                            {DNNL_ARG_DST, dnnl_->wrap(d.dst, y.data())},
-                                            {DNNL_ARG_WORKSPACE, workspace}});
+  const memory workspace = run_max_pool_forward(*dnnl_, d, x, y);
   const dnnl::pooling_backward::primitive_desc bwd(
       dnnl::pooling_backward::desc(algorithm::pooling_max, d.src, d.dst, d.window.strides, d.window.kernel,
                                    d.window.pad_l, d.window.pad_r),
@@ -446,10 +451,7 @@ BatchNormGradStats OnednnKernels::do_batch_norm_backward_statistics(const LayerR
                                                                     const BatchNormStats& global) {
   const Box& out_box = grad_output.box();
   const Normalization z = normalization(global, params.eps);
-  BatchNormGradStats g;
-  g.channels = out_box.dim[1];
-  g.sum_dy.assign(static_cast<size_t>(g.channels.size()), 0.0);
-  g.sum_dy_xhat = g.sum_dy;
+  BatchNormGradStats g = zero_grad_stats(out_box);
   batch_norm_loops::backward_sums(x.data(), grad_output.data(), planes_of(out_box), z.mean.data(), z.inv_std.data(),
                                   g.sum_dy.data(), g.sum_dy_xhat.data());
   return g;

@@ -64,10 +64,7 @@ BatchNormGradStats ReferenceKernels::do_batch_norm_backward_statistics(const Lay
                                                                        const BatchNormStats& global) {
   const Box& out_box = grad_output.box();
   const Normalization z = normalization(global, params.eps);
-  BatchNormGradStats g;
-  g.channels = out_box.dim[1];
-  g.sum_dy.assign(static_cast<size_t>(g.channels.size()), 0.0);
-  g.sum_dy_xhat = g.sum_dy;
+  BatchNormGradStats g = zero_grad_stats(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
     const auto i = static_cast<size_t>(c - g.channels.lo);
     const double dy = grad_output.at(n, c, h, w);
