@@ -40,8 +40,8 @@
 //   (N even)
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -231,8 +231,8 @@ struct Buffers {
 // Mean seconds of `rounds` messages in `pattern`, each after `gap` seconds of computing
 // (none for a gap of 0), over the rounds this rank timed. `warm`: what the compute alone
 // takes back to back, taken off with the team.
-double mean_round_seconds(layerplan::Communicator& comm, Pattern pattern, Buffers& b, int rounds, double gap,
-                          bool team, double warm) {
+double mean_round_seconds(layerplan::Communicator& comm, Pattern pattern, Buffers& b, int rounds, double gap, bool team,
+                          double warm) {
   const bool one_way = pattern == Pattern::kPairOneWay || pattern == Pattern::kFanIn;
   double total = 0, timed = 0;
   for (int i = 0; i < rounds; ++i) {
@@ -390,9 +390,9 @@ Figures measure(layerplan::Communicator& comm, bool team) {
   // pair's and are not measured again. With --compute team, a round less the warm compute
   // (see message_by_gap).
   f.many = comm.size() > 2;
-  const std::vector<Pattern> patterns =
-      f.many ? std::vector<Pattern>{Pattern::kPairExchange, Pattern::kPairOneWay, Pattern::kAllExchange, Pattern::kFanIn}
-             : std::vector<Pattern>{Pattern::kPairExchange, Pattern::kPairOneWay};
+  const std::vector<Pattern> patterns = f.many ? std::vector<Pattern>{Pattern::kPairExchange, Pattern::kPairOneWay,
+                                                                      Pattern::kAllExchange, Pattern::kFanIn}
+                                               : std::vector<Pattern>{Pattern::kPairExchange, Pattern::kPairOneWay};
   f.tables.resize(patterns.size());
   for (size_t p = 0; p < patterns.size(); ++p) {
     for (const size_t floats : kSizes) f.tables[p].push_back(message_by_gap(comm, floats, team, patterns[p]));
@@ -404,7 +404,8 @@ Figures measure(layerplan::Communicator& comm, bool team) {
 // 64 floats: (gap s, exchange s), back to back first.
 std::vector<std::pair<double, double>> exchange_by_gap(const Figures& f) {
   std::vector<std::pair<double, double>> by_gap;
-  for (size_t g = 0; g < kGaps.size() + 1; ++g) by_gap.emplace_back(g == 0 ? 0.0 : kGaps[g - 1].first, f.tables[0][0][g]);
+  for (size_t g = 0; g < kGaps.size() + 1; ++g)
+    by_gap.emplace_back(g == 0 ? 0.0 : kGaps[g - 1].first, f.tables[0][0][g]);
   return by_gap;
 }
 

@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
       std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/topologies/flux-dell-xe8640-4xh100-nvlink-4xndr.xml";
   GpuEnvironment env;
   env.slurm_step_gpus = "0-3";
-  std::printf("%-13s %5s %5s %12s %12s %12s %12s\n", "model", "nodes", "GPUs", "topology ms", "plan ms",
-              "total med", "total max");
+  std::printf("%-13s %5s %5s %12s %12s %12s %12s\n", "model", "nodes", "GPUs", "topology ms", "plan ms", "total med",
+              "total max");
   for (const Case c : {Case{"resnet50", 1}, Case{"resnet50", 3}, Case{"resnet101", 3}, Case{"inception_v3", 3}}) {
     std::vector<double> topo, plan, total;
     spank::StepRequest request;

@@ -51,16 +51,22 @@ void conv(benchmark::State& state, const char* backend, bool backward) {
     }
   }
   // Backward is two passes (input and weight gradients).
-  state.counters["GFLOP/s"] = benchmark::Counter(c.flops() * (backward ? 2 : 1) * 1e-9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(c.flops() * (backward ? 2 : 1) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK_CAPTURE(conv, onednn_forward, "onednn", false)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(conv, onednn_backward, "onednn", true)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(conv, reference_forward, "reference", false)
-    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 BENCHMARK_CAPTURE(conv, reference_backward, "reference", true)
-    ->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace layerplan

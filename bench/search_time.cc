@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "planner/planner.h"
 #include "model/zoo.h"
+#include "planner/planner.h"
 #include "topology/cluster_spec.h"
 
 namespace {
@@ -115,8 +115,8 @@ bool naive_columns(const ModelGraph& graph, const DeviceGraph& devices, const Ti
   ratio = std::to_string(static_cast<int>(slow.median_s / fast.median_s)) + "x";
   // Both search the same objective; the larger space may only be as good or better.
   if (slow.plan.chosen.step_s() > fast.plan.chosen.step_s() * (1 + 1e-9)) {
-    std::fprintf(stderr, "%s %d: naive optimum %.9g is worse than %.9g\n", graph.name().c_str(),
-                 devices.device_count(), slow.plan.chosen.step_s(), fast.plan.chosen.step_s());
+    std::fprintf(stderr, "%s %d: naive optimum %.9g is worse than %.9g\n", graph.name().c_str(), devices.device_count(),
+                 slow.plan.chosen.step_s(), fast.plan.chosen.step_s());
     return false;
   }
   return true;

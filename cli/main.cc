@@ -72,7 +72,8 @@ std::vector<Command> commands(const std::shared_ptr<LaunchCommandArgs>& launch_a
               run_launch_command, launch_args),
       command("train", "Train a model with a plan file (one process, or one rank of launch)", add_train_command,
               run_train_command),
-      command("predict", "Predict a plan's step time on this CPU: its tiles' compute measured here, communication priced",
+      command("predict",
+              "Predict a plan's step time on this CPU: its tiles' compute measured here, communication priced",
               add_predict_command, run_predict_command),
   };
 }

@@ -7,7 +7,7 @@
 
 namespace layerplan {
 
-void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& graph,
-                       const DeviceGraph& devices, bool verbose);
+void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& graph, const DeviceGraph& devices,
+                       bool verbose);
 
 }  // namespace layerplan

@@ -122,14 +122,14 @@ void add_predict_command(CLI::App& cmd, PredictCommandArgs& args) {
   cmd.add_option("--model-path", args.model_path, "Folders searched for model files");
   cmd.add_option("--steps", args.steps, "Steps to time; the first warms up and is not counted")->capture_default_str();
   cmd.add_option("--core-share", args.core_share,
-                  "Share of its cores each rank gets (cores / ranks when ranks outnumber cores)")
+                 "Share of its cores each rank gets (cores / ranks when ranks outnumber cores)")
       ->capture_default_str();
   cmd.add_option("--link", args.link,
-                  "The link between ranks as bench/gloo_link_bench --json measures it with the plan's rank "
-                  "count: bandwidth, and each message's time by the compute before it");
+                 "The link between ranks as bench/gloo_link_bench --json measures it with the plan's rank "
+                 "count: bandwidth, and each message's time by the compute before it");
   cmd.add_option("--link-gbytes", args.link_gbytes, "Instead of --link: GB/s one way between two ranks");
   cmd.add_option("--link-latency-us", args.link_latency_us,
-                  "Instead of --link: the time of every message between two ranks, µs");
+                 "Instead of --link: the time of every message between two ranks, µs");
   add_kernels_option(cmd, args.kernels);
   cmd.add_option("--json", args.json, "Also write the prediction to this file");
   cmd.add_flag("-v,--verbose", args.verbose, "Print every layer's share");

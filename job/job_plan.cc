@@ -4,8 +4,8 @@
 
 #include "common/error.h"
 #include "model/model_file.h"
-#include "planner/plan_json.h"
 #include "model/zoo.h"
+#include "planner/plan_json.h"
 #include "topology/topology_device_graph.h"
 
 namespace layerplan {
@@ -21,11 +21,16 @@ PlanMode parse_plan_mode(const std::string& text) {
 
 const char* plan_mode_name(PlanMode mode) {
   switch (mode) {
-    case PlanMode::kAuto: return "auto";
-    case PlanMode::kLayerwise: return "layerwise";
-    case PlanMode::kData: return "data";
-    case PlanMode::kModel: return "model";
-    case PlanMode::kOwt: return "owt";
+    case PlanMode::kAuto:
+      return "auto";
+    case PlanMode::kLayerwise:
+      return "layerwise";
+    case PlanMode::kData:
+      return "data";
+    case PlanMode::kModel:
+      return "model";
+    case PlanMode::kOwt:
+      return "owt";
   }
   return "auto";
 }
@@ -43,11 +48,15 @@ const StrategyCost& baseline_named(const Plan& plan, const std::string& name) {
 // parallelism, the strategy every framework runs, rather than to a less familiar baseline.
 StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
   switch (mode) {
-    case PlanMode::kData: return baseline_named(plan, "data parallel");
-    case PlanMode::kModel: return baseline_named(plan, "model parallel");
-    case PlanMode::kOwt: return baseline_named(plan, "owt");
+    case PlanMode::kData:
+      return baseline_named(plan, "data parallel");
+    case PlanMode::kModel:
+      return baseline_named(plan, "model parallel");
+    case PlanMode::kOwt:
+      return baseline_named(plan, "owt");
     case PlanMode::kLayerwise:
-    case PlanMode::kAuto: break;
+    case PlanMode::kAuto:
+      break;
   }
   if (plan.timed_out) {
     warning = plan.warning.substr(0, plan.warning.find(';')) + "; using data parallelism";
@@ -65,10 +74,11 @@ std::string summary_line(const JobPlan& job, int nodes) {
   const StrategyCost& chosen = job.plan.chosen;
   const StrategyCost& data = baseline_named(job.plan, "data parallel");
   char line[512];
-  std::snprintf(line, sizeof line, "%s %s on %d node%s x %d %s, batch %lld: %.1f ms/step predicted (data parallel %.1f ms)",
+  std::snprintf(line, sizeof line,
+                "%s %s on %d node%s x %d %s, batch %lld: %.1f ms/step predicted (data parallel %.1f ms)",
                 job.graph.name().c_str(), chosen.name.c_str(), nodes, nodes == 1 ? "" : "s",
-                job.devices.gpus_per_node(), job.devices.device().model.c_str(),
-                static_cast<long long>(job.plan.batch), chosen.step_s() * 1e3, data.step_s() * 1e3);
+                job.devices.gpus_per_node(), job.devices.device().model.c_str(), static_cast<long long>(job.plan.batch),
+                chosen.step_s() * 1e3, data.step_s() * 1e3);
   return line;
 }
 

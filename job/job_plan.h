@@ -24,10 +24,10 @@ const char* plan_mode_name(PlanMode mode);
 
 struct JobRequest {
   PlanMode mode = PlanMode::kAuto;
-  std::string model = "resnet50";  // zoo name, or a model file (docs/model-format.md)
+  std::string model = "resnet50";       // zoo name, or a model file (docs/model-format.md)
   std::vector<std::string> model_path;  // folders searched for NAME.json and NAME
-  std::optional<int64_t> batch;    // global; unset = 32 images per GPU
-  int nodes = 1;                   // every node is `node` (identical nodes)
+  std::optional<int64_t> batch;         // global; unset = 32 images per GPU
+  int nodes = 1;                        // every node is `node` (identical nodes)
   std::optional<double> time_budget_s;
 };
 

@@ -80,10 +80,9 @@ Box tile_box(const Shape& shape, const Degrees& degrees, int tile) {
 
 std::string Configuration::str() const {
   std::string where;
-  const bool contiguous =
-      !devices.empty() &&
-      std::adjacent_find(devices.begin(), devices.end(), [](int a, int b) { return b != a + 1; }) ==
-          devices.end();
+  const bool contiguous = !devices.empty() && std::adjacent_find(devices.begin(), devices.end(), [](int a, int b) {
+                                                return b != a + 1;
+                                              }) == devices.end();
   if (devices.size() == 1) {
     where = "gpu " + std::to_string(devices[0]);
   } else if (contiguous) {
@@ -160,11 +159,11 @@ Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot,
 }
 
 std::vector<PairVolume> transfer_volumes(const ModelGraph& graph, const Layer& consumer, int slot,
-                                         const Configuration& producer,
-                                         const Configuration& consumer_config) {
+                                         const Configuration& producer, const Configuration& consumer_config) {
   std::map<std::pair<int, int>, int64_t> sums;
-  for_each_transfer(graph, consumer, slot, producer, consumer_config,
-                    [&](int src, int dst, int64_t elements) { sums[{src, dst}] += elements; });
+  for_each_transfer(graph, consumer, slot, producer, consumer_config, [&](int src, int dst, int64_t elements) {
+    sums[{src, dst}] += elements;
+  });
   std::vector<PairVolume> out;
   out.reserve(sums.size());
   for (const auto& [pair, elements] : sums) out.push_back({pair.first, pair.second, elements});

@@ -78,17 +78,15 @@ struct PairVolume {
 // gradients move exactly the same volumes from dst back to src (the consumer's partial
 // input gradients are summed on the producer that owns the region).
 std::vector<PairVolume> transfer_volumes(const ModelGraph& graph, const Layer& consumer, int slot,
-                                         const Configuration& producer,
-                                         const Configuration& consumer_config);
+                                         const Configuration& producer, const Configuration& consumer_config);
 
 // Calls visit(src_device, dst_device, elements) for every (producer tile, consumer tile)
 // pair on different devices whose boxes overlap. This is the loop the cost model runs for
 // every pair of configurations, so it enumerates only the producer tiles that overlap
 // each required box.
 template <typename Visit>
-void for_each_transfer(const ModelGraph& graph, const Layer& consumer, int slot,
-                       const Configuration& producer, const Configuration& consumer_config,
-                       Visit&& visit);
+void for_each_transfer(const ModelGraph& graph, const Layer& consumer, int slot, const Configuration& producer,
+                       const Configuration& consumer_config, Visit&& visit);
 
 }  // namespace layerplan
 

@@ -4,14 +4,12 @@
 namespace layerplan {
 
 template <typename Visit>
-void for_each_transfer(const ModelGraph& graph, const Layer& consumer, int slot,
-                       const Configuration& producer, const Configuration& consumer_config,
-                       Visit&& visit) {
+void for_each_transfer(const ModelGraph& graph, const Layer& consumer, int slot, const Configuration& producer,
+                       const Configuration& consumer_config, Visit&& visit) {
   const Shape& in_shape = graph.input_shape(consumer, slot);
   const Degrees& pd = producer.degrees;
   for (int q = 0; q < consumer_config.tiles(); ++q) {
-    const Box need =
-        required_input_box(graph, consumer, slot, tile_box(consumer.output, consumer_config.degrees, q));
+    const Box need = required_input_box(graph, consumer, slot, tile_box(consumer.output, consumer_config.degrees, q));
     if (need.empty()) continue;
     // Per dimension, the producer tile indices whose interval overlaps the need.
     std::array<int, kNumDims> first{}, last{};

@@ -7,8 +7,7 @@ int64_t parameter_count(const ModelGraph& graph, const Layer& layer) {
     case LayerKind::kConv2d: {
       const int64_t cin = graph.input_shape(layer, 0).c();
       const int64_t cout = layer.output.c();
-      return cout * cin * layer.window.kernel_h * layer.window.kernel_w +
-             (layer.has_bias ? cout : 0);
+      return cout * cin * layer.window.kernel_h * layer.window.kernel_w + (layer.has_bias ? cout : 0);
     }
     case LayerKind::kFullyConnected: {
       const Shape& in = graph.input_shape(layer, 0);
@@ -31,8 +30,7 @@ int64_t parameter_count(const ModelGraph& graph) {
 int64_t forward_macs(const ModelGraph& graph, const Layer& layer) {
   switch (layer.kind) {
     case LayerKind::kConv2d:
-      return layer.output.elements() * graph.input_shape(layer, 0).c() *
-             layer.window.kernel_h * layer.window.kernel_w;
+      return layer.output.elements() * graph.input_shape(layer, 0).c() * layer.window.kernel_h * layer.window.kernel_w;
     case LayerKind::kFullyConnected: {
       const Shape& in = graph.input_shape(layer, 0);
       return layer.output.elements() * in.c() * in.h() * in.w();
@@ -89,8 +87,7 @@ double backward_flops(const ModelGraph& graph, const Layer& layer) {
 }
 
 bool channel_split_shards_weights(LayerKind kind) {
-  return kind == LayerKind::kConv2d || kind == LayerKind::kFullyConnected ||
-         kind == LayerKind::kBatchNorm;
+  return kind == LayerKind::kConv2d || kind == LayerKind::kFullyConnected || kind == LayerKind::kBatchNorm;
 }
 
 std::array<bool, kNumDims> splittable_dims(LayerKind kind) {

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
-#include <vector>
-#include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "common/error.h"
 #include "model/zoo.h"
@@ -123,16 +123,18 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
   return out;
 }
 
-int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind,
-              const std::string& name, const std::vector<int>& in) {
+int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind, const std::string& name,
+              const std::vector<int>& in) {
   const bool many = kind == "concat" || kind == "add";
   if (!many && in.size() != 1) e.fail(kind + " takes one input");
   const int x = in.front();
-  if (kind == "conv2d") return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true));
+  if (kind == "conv2d")
+    return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true));
   if (kind == "max_pool") return g.max_pool(name, x, window_of(e, entry));
   if (kind == "avg_pool") return g.avg_pool(name, x, window_of(e, entry));
   if (kind == "global_avg_pool") return g.global_avg_pool(name, x);
-  if (kind == "fully_connected") return g.fully_connected(name, x, e.integer("out_features", 1), e.boolean_or("bias", true));
+  if (kind == "fully_connected")
+    return g.fully_connected(name, x, e.integer("out_features", 1), e.boolean_or("bias", true));
   if (kind == "relu") return g.relu(name, x);
   if (kind == "batch_norm") return g.batch_norm(name, x);
   if (kind == "dropout") return g.dropout(name, x);
@@ -158,16 +160,19 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
   require(doc.is_object(), origin + ": expected a JSON object with format, version, name, input and layers");
   require(doc.value("format", "") == "layerplan-model",
           origin + ": not a layerplan model file (expected \"format\": \"layerplan-model\")");
-  require(doc.contains("version") && doc["version"].is_number_integer() && doc["version"].get<int64_t>() == kModelFormatVersion,
-          origin + ": model format version " + (doc.contains("version") ? doc["version"].dump() : std::string("missing")) +
-              ": expected " + std::to_string(kModelFormatVersion));
+  require(doc.contains("version") && doc["version"].is_number_integer() &&
+              doc["version"].get<int64_t>() == kModelFormatVersion,
+          origin + ": model format version " +
+              (doc.contains("version") ? doc["version"].dump() : std::string("missing")) + ": expected " +
+              std::to_string(kModelFormatVersion));
   for (const auto& [key, value] : doc.items()) {
     if (key != "format" && key != "version" && key != "name" && key != "input" && key != "layers") {
       top.fail("unknown field '" + key + "'");
     }
   }
   ModelGraph g(top.text("name"));
-  require(doc.contains("input") && doc["input"].is_object(), origin + ": input must be an object {channels, height, width}");
+  require(doc.contains("input") && doc["input"].is_object(),
+          origin + ": input must be an object {channels, height, width}");
   const LayerEntry input(doc["input"], origin + ": input");
   const Shape shape{{batch, input.integer("channels", 1), input.integer("height", 1), input.integer("width", 1)}};
   std::map<std::string, int> ids{{"input", g.input("input", shape)}};
@@ -185,7 +190,8 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
     const std::string kind = e.text("kind");
     const auto allowed = allowed_fields().find(kind);
     if (allowed == allowed_fields().end()) {
-      e.fail("unknown kind '" + kind + "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
+      e.fail("unknown kind '" + kind +
+             "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
              "relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
     }
     for (const auto& [key, value] : entry.items()) {
@@ -241,10 +247,10 @@ std::string model_to_json(const ModelGraph& graph) {
     layers.push_back(entry);
   }
   const ordered_json doc = {{"format", "layerplan-model"},
-                    {"version", kModelFormatVersion},
-                    {"name", graph.name()},
-                    {"input", {{"channels", in.c()}, {"height", in.h()}, {"width", in.w()}}},
-                    {"layers", layers}};
+                            {"version", kModelFormatVersion},
+                            {"name", graph.name()},
+                            {"input", {{"channels", in.c()}, {"height", in.h()}, {"width", in.w()}}},
+                            {"layers", layers}};
   return doc.dump(2) + "\n";
 }
 
@@ -290,9 +296,9 @@ ModelGraph resolve_model(const std::string& name, const std::vector<std::string>
   for (const std::string& z : zoo_model_names()) known += (known.empty() ? "" : ", ") + z;
   if (is_path) throw UsageError("model file '" + name + "' does not exist or is not a regular file");
   throw UsageError("unknown model '" + name + "': expected one of " + known +
-                   (model_path.empty() ? std::string(", or the path of a model file")
-                                               : ", or a model file in the model path (tried " +
-                                                     std::to_string(tried.size()) + " paths)"));
+                   (model_path.empty()
+                        ? std::string(", or the path of a model file")
+                        : ", or a model file in the model path (tried " + std::to_string(tried.size()) + " paths)"));
 }
 
 }  // namespace layerplan

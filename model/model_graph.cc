@@ -5,25 +5,38 @@
 namespace layerplan {
 
 std::string Shape::str() const {
-  return std::to_string(extent[0]) + "x" + std::to_string(extent[1]) + "x" +
-         std::to_string(extent[2]) + "x" + std::to_string(extent[3]);
+  return std::to_string(extent[0]) + "x" + std::to_string(extent[1]) + "x" + std::to_string(extent[2]) + "x" +
+         std::to_string(extent[3]);
 }
 
 std::string_view kind_name(LayerKind kind) {
   switch (kind) {
-    case LayerKind::kInput: return "input";
-    case LayerKind::kConv2d: return "conv2d";
-    case LayerKind::kMaxPool: return "max_pool";
-    case LayerKind::kAvgPool: return "avg_pool";
-    case LayerKind::kGlobalAvgPool: return "global_avg_pool";
-    case LayerKind::kFullyConnected: return "fully_connected";
-    case LayerKind::kRelu: return "relu";
-    case LayerKind::kBatchNorm: return "batch_norm";
-    case LayerKind::kConcat: return "concat";
-    case LayerKind::kAdd: return "add";
-    case LayerKind::kFlatten: return "flatten";
-    case LayerKind::kDropout: return "dropout";
-    case LayerKind::kSoftmaxCrossEntropy: return "softmax_cross_entropy";
+    case LayerKind::kInput:
+      return "input";
+    case LayerKind::kConv2d:
+      return "conv2d";
+    case LayerKind::kMaxPool:
+      return "max_pool";
+    case LayerKind::kAvgPool:
+      return "avg_pool";
+    case LayerKind::kGlobalAvgPool:
+      return "global_avg_pool";
+    case LayerKind::kFullyConnected:
+      return "fully_connected";
+    case LayerKind::kRelu:
+      return "relu";
+    case LayerKind::kBatchNorm:
+      return "batch_norm";
+    case LayerKind::kConcat:
+      return "concat";
+    case LayerKind::kAdd:
+      return "add";
+    case LayerKind::kFlatten:
+      return "flatten";
+    case LayerKind::kDropout:
+      return "dropout";
+    case LayerKind::kSoftmaxCrossEntropy:
+      return "softmax_cross_entropy";
   }
   return "unknown";
 }
@@ -32,9 +45,8 @@ namespace {
 
 int64_t window_extent(int64_t in, int kernel, int stride, int pad, const std::string& layer) {
   if (kernel <= 0 || stride <= 0 || pad < 0 || in + 2 * int64_t{pad} < kernel) {
-    throw std::invalid_argument("layer " + layer + ": window " + std::to_string(kernel) +
-                                "/" + std::to_string(stride) + "/" + std::to_string(pad) +
-                                " does not fit an input extent of " + std::to_string(in));
+    throw std::invalid_argument("layer " + layer + ": window " + std::to_string(kernel) + "/" + std::to_string(stride) +
+                                "/" + std::to_string(pad) + " does not fit an input extent of " + std::to_string(in));
   }
   return (in + 2 * int64_t{pad} - kernel) / stride + 1;
 }
@@ -67,16 +79,14 @@ int ModelGraph::input(std::string name, Shape shape) {
   return append(std::move(l));
 }
 
-int ModelGraph::windowed(std::string name, LayerKind kind, int in, int out_channels,
-                         Window window, bool bias) {
+int ModelGraph::windowed(std::string name, LayerKind kind, int in, int out_channels, Window window, bool bias) {
   const Shape& s = layer(in).output;
   Layer l;
   l.kind = kind;
   l.inputs = {in};
   l.window = window;
   l.has_bias = bias;
-  l.output = {{s.n(), out_channels,
-               window_extent(s.h(), window.kernel_h, window.stride_h, window.pad_h, name),
+  l.output = {{s.n(), out_channels, window_extent(s.h(), window.kernel_h, window.stride_h, window.pad_h, name),
                window_extent(s.w(), window.kernel_w, window.stride_w, window.pad_w, name)}};
   l.name = std::move(name);
   return append(std::move(l));
@@ -139,14 +149,12 @@ int ModelGraph::dropout(std::string name, int in) {
   return append(same_shape(std::move(name), LayerKind::kDropout, in, layer(in).output));
 }
 int ModelGraph::softmax_cross_entropy(std::string name, int in) {
-  return append(
-      same_shape(std::move(name), LayerKind::kSoftmaxCrossEntropy, in, layer(in).output));
+  return append(same_shape(std::move(name), LayerKind::kSoftmaxCrossEntropy, in, layer(in).output));
 }
 
 int ModelGraph::flatten(std::string name, int in) {
   const Shape& s = layer(in).output;
-  return append(same_shape(std::move(name), LayerKind::kFlatten, in,
-                           Shape{{s.n(), s.c() * s.h() * s.w(), 1, 1}}));
+  return append(same_shape(std::move(name), LayerKind::kFlatten, in, Shape{{s.n(), s.c() * s.h() * s.w(), 1, 1}}));
 }
 
 int ModelGraph::concat(std::string name, std::vector<int> ins) {
@@ -156,8 +164,8 @@ int ModelGraph::concat(std::string name, std::vector<int> ins) {
   for (int in : ins) {
     const Shape& s = layer(in).output;
     if (s.n() != out.n() || s.h() != out.h() || s.w() != out.w()) {
-      throw std::invalid_argument("concat " + name + ": input " + layer(in).name + " is " +
-                                  s.str() + ", other inputs are " + out.str());
+      throw std::invalid_argument("concat " + name + ": input " + layer(in).name + " is " + s.str() +
+                                  ", other inputs are " + out.str());
     }
     out.extent[1] += s.c();
   }
@@ -174,8 +182,8 @@ int ModelGraph::add(std::string name, std::vector<int> ins) {
   const Shape out = layer(ins.at(0)).output;
   for (int in : ins) {
     if (layer(in).output != out) {
-      throw std::invalid_argument("add " + name + ": input " + layer(in).name + " is " +
-                                  layer(in).output.str() + ", expected " + out.str());
+      throw std::invalid_argument("add " + name + ": input " + layer(in).name + " is " + layer(in).output.str() +
+                                  ", expected " + out.str());
     }
   }
   Layer l;

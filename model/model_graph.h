@@ -53,9 +53,7 @@ struct Window {
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
 
-  static Window square(int kernel, int stride = 1, int pad = 0) {
-    return {kernel, kernel, stride, stride, pad, pad};
-  }
+  static Window square(int kernel, int stride = 1, int pad = 0) { return {kernel, kernel, stride, stride, pad, pad}; }
 };
 
 struct Layer {
@@ -98,8 +96,7 @@ class ModelGraph {
 
  private:
   int append(Layer layer);
-  int windowed(std::string name, LayerKind kind, int in, int out_channels, Window window,
-               bool bias);
+  int windowed(std::string name, LayerKind kind, int in, int out_channels, Window window, bool bias);
 
   std::string name_;
   std::vector<Layer> layers_;

@@ -56,25 +56,25 @@ std::vector<Configuration> configurations_from_json(const std::string& text, con
   try {
     require(doc.value("format", "") == "layerplan-plan", "not a layerplan plan file (format is not layerplan-plan)");
     const int version = doc.at("version").get<int>();
-    require(version == kPlanFormatVersion, "plan format version " + std::to_string(version) +
-                                               ": expected " + std::to_string(kPlanFormatVersion));
+    require(version == kPlanFormatVersion,
+            "plan format version " + std::to_string(version) + ": expected " + std::to_string(kPlanFormatVersion));
     const std::string model = doc.at("model").get<std::string>();
     require(model == graph.name(), "plan is for model '" + model + "', expected '" + graph.name() + "'");
     const int64_t batch = doc.at("batch").get<int64_t>();
-    require(batch == graph.layer(0).output.n(), "plan is for batch " + std::to_string(batch) + ", expected " +
-                                                    std::to_string(graph.layer(0).output.n()));
+    require(batch == graph.layer(0).output.n(),
+            "plan is for batch " + std::to_string(batch) + ", expected " + std::to_string(graph.layer(0).output.n()));
     const int devices = doc.at("cluster").at("devices").get<int>();
-    require(devices == device_count, "plan is for " + std::to_string(devices) + " GPUs, expected " +
-                                         std::to_string(device_count));
+    require(devices == device_count,
+            "plan is for " + std::to_string(devices) + " GPUs, expected " + std::to_string(device_count));
     const json& layers = doc.at("layers");
     require(layers.size() == static_cast<size_t>(graph.size()),
             "plan has " + std::to_string(layers.size()) + " layers, model has " + std::to_string(graph.size()));
     std::vector<Configuration> out;
     for (const Layer& l : graph.layers()) {
       const json& entry = layers.at(static_cast<size_t>(l.id));
-      require(entry.at("name").get<std::string>() == l.name,
-              "plan layer " + std::to_string(l.id) + " is '" + entry.at("name").get<std::string>() +
-                  "', expected '" + l.name + "'");
+      require(entry.at("name").get<std::string>() == l.name, "plan layer " + std::to_string(l.id) + " is '" +
+                                                                 entry.at("name").get<std::string>() + "', expected '" +
+                                                                 l.name + "'");
       require(entry.at("kind").get<std::string>() == kind_name(l.kind) &&
                   entry.at("output_shape").get<std::array<int64_t, kNumDims>>() == l.output.extent,
               "plan layer " + l.name + " is a " + entry.at("kind").get<std::string>() + " of another shape, expected " +
@@ -91,10 +91,10 @@ std::vector<Configuration> configurations_from_json(const std::string& text, con
       }
       c.devices = entry.at("devices").get<std::vector<int>>();
       const std::set<int> distinct(c.devices.begin(), c.devices.end());
-      require(c.tiles() == c.degrees.product() && distinct.size() == c.devices.size() &&
-                  *distinct.begin() >= 0 && *distinct.rbegin() < device_count,
-              "plan layer " + l.name + ": needs " + std::to_string(c.degrees.product()) +
-                  " distinct devices below " + std::to_string(device_count));
+      require(c.tiles() == c.degrees.product() && distinct.size() == c.devices.size() && *distinct.begin() >= 0 &&
+                  *distinct.rbegin() < device_count,
+              "plan layer " + l.name + ": needs " + std::to_string(c.degrees.product()) + " distinct devices below " +
+                  std::to_string(device_count));
       out.push_back(std::move(c));
     }
     return out;

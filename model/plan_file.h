@@ -22,13 +22,13 @@ inline constexpr int64_t kMaxPlanFileBytes = int64_t{64} << 20;
 // What a plan file says it is for, read before any model is built. Fields the file leaves
 // out are empty or zero; the caller decides which it needs.
 struct PlanHeader {
-  std::string model;     // the model the plan was made for
-  int64_t batch = 0;     // the global batch
-  int devices = 0;       // cluster.devices: how many devices the plan spreads over
-  int nodes = 0;         // cluster.nodes
-  int gpus_per_node = 0; // cluster.gpus_per_node
-  std::string gpu;       // cluster.gpu, the GPU model priced
-  std::string strategy;  // "layer-wise", "data parallel", ...
+  std::string model;              // the model the plan was made for
+  int64_t batch = 0;              // the global batch
+  int devices = 0;                // cluster.devices: how many devices the plan spreads over
+  int nodes = 0;                  // cluster.nodes
+  int gpus_per_node = 0;          // cluster.gpus_per_node
+  std::string gpu;                // cluster.gpu, the GPU model priced
+  std::string strategy;           // "layer-wise", "data parallel", ...
   double predicted_step_s = 0.0;  // predicted.step_s
 };
 
@@ -44,8 +44,7 @@ PlanHeader read_plan_header(const std::string& text, const std::string& label);
 // devices. Throws UsageError when the text is not a layerplan plan of a known version,
 // was made for another model, batch or device count, or holds a configuration that is
 // not valid for its layer.
-std::vector<Configuration> configurations_from_json(const std::string& text, const ModelGraph& graph,
-                                                    int device_count);
+std::vector<Configuration> configurations_from_json(const std::string& text, const ModelGraph& graph, int device_count);
 
 // A plan file read for running it: `layerplan train` and `layerplan predict` start here.
 struct PlanFile {

@@ -59,8 +59,7 @@ int fc_relu(ModelGraph& g, const std::string& suffix, int in, int out) {
 // ---- ResNet ------------------------------------------------------------------------
 
 // Convolution without bias followed by batch norm.
-int conv_bn(ModelGraph& g, const std::string& conv_name, const std::string& bn_name, int in,
-            int out, Window w) {
+int conv_bn(ModelGraph& g, const std::string& conv_name, const std::string& bn_name, int in, int out, Window w) {
   const int conv = g.conv2d(conv_name, in, out, w, false);
   return g.batch_norm(bn_name, conv);
 }
@@ -76,8 +75,7 @@ int bottleneck(ModelGraph& g, const std::string& p, int in, int planes, int stri
   x = conv_bn(g, p + ".conv3", p + ".bn3", x, out_channels, Window::square(1));
   int shortcut = in;
   if (stride != 1 || g.layer(in).output.c() != out_channels) {
-    shortcut = conv_bn(g, p + ".downsample.conv", p + ".downsample.bn", in, out_channels,
-                       Window::square(1, stride));
+    shortcut = conv_bn(g, p + ".downsample.conv", p + ".downsample.bn", in, out_channels, Window::square(1, stride));
   }
   const int sum = g.add(p + ".add", {x, shortcut});
   return g.relu(p + ".relu3", sum);

@@ -50,13 +50,13 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count) {
 void require_job_shape(int device_count, int gpus_per_node) {
   require(device_count >= 1, std::to_string(device_count) + " GPUs: expected 1 or more");
   require(gpus_per_node >= 1, std::to_string(gpus_per_node) + " GPUs per node: expected 1 or more");
-  require(device_count % gpus_per_node == 0,
-          std::to_string(device_count) + " GPUs: expected a whole number of nodes, a multiple of the " +
-              std::to_string(gpus_per_node) + " GPUs per node");
+  require(device_count % gpus_per_node == 0, std::to_string(device_count) +
+                                                 " GPUs: expected a whole number of nodes, a multiple of the " +
+                                                 std::to_string(gpus_per_node) + " GPUs per node");
 }
 
-std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count,
-                                                    int gpus_per_node, const SpaceOptions& options) {
+std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
+                                                    const SpaceOptions& options) {
   require_job_shape(device_count, gpus_per_node);
   std::vector<Configuration> out;
   for (const Degrees& degrees : candidate_degrees(layer, device_count, gpus_per_node)) {

@@ -46,8 +46,8 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count);
 void require_job_shape(int device_count, int gpus_per_node);
 
 // Rules 1-4. Throws UsageError as require_job_shape does.
-std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count,
-                                                    int gpus_per_node, const SpaceOptions& options);
+std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
+                                                    const SpaceOptions& options);
 
 bool is_power_of_two(int64_t value);
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "planner/config_space.h"
 #include "model/layer_math.h"
+#include "planner/config_space.h"
 
 namespace layerplan {
 
@@ -20,7 +20,7 @@ CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncSc
   const int g = devices.gpus_per_node();
   for (int a = 0; a < g; ++a) {
     for (int b = 0; b < g; ++b) {
-      const Link& l = devices.intra_link(a, b), &first = devices.intra_link(0, g > 1 ? 1 : 0);
+      const Link &l = devices.intra_link(a, b), &first = devices.intra_link(0, g > 1 ? 1 : 0);
       if (a != b && (l.bandwidth != first.bandwidth || l.latency != first.latency)) uniform_intra_ = false;
     }
   }
@@ -35,9 +35,7 @@ double CostModel::roofline(double flops, double bytes, int kernels) const {
 namespace {
 
 // Kernels launched per pass: none for layers that are views or pure data placement.
-int kernels_per_pass(LayerKind kind) {
-  return kind == LayerKind::kInput || kind == LayerKind::kFlatten ? 0 : 1;
-}
+int kernels_per_pass(LayerKind kind) { return kind == LayerKind::kInput || kind == LayerKind::kFlatten ? 0 : 1; }
 
 int64_t shard_parameters(const ModelGraph& graph, const Layer& layer, const Degrees& degrees) {
   const int64_t params = parameter_count(graph, layer);
@@ -72,8 +70,8 @@ double CostModel::compute_time(const Layer& layer, const Configuration& config) 
     widest_input += volume;
   }
   const int64_t out_elements = layer.output.elements() / config.tiles();
-  const auto bytes = static_cast<double>((widest_input + out_elements + shard_parameters(graph_, layer, config.degrees)) *
-                              element_bytes_);
+  const auto bytes = static_cast<double>(
+      (widest_input + out_elements + shard_parameters(graph_, layer, config.degrees)) * element_bytes_);
   const int kernels = kernels_per_pass(layer.kind);
   const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels);
   // Backward reads the output gradient, input and weights and writes input and weight gradients.
@@ -106,7 +104,7 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
   const std::vector<std::vector<int>> groups = shard_groups(config, shards);
   const double bytes = static_cast<double>(shard * element_bytes_);
   cost.time_s = sync_scheme_ == SyncScheme::kParameterServer ? parameter_server_time(groups, bytes)
-                                                              : ring_all_reduce_time(groups, bytes);
+                                                             : ring_all_reduce_time(groups, bytes);
   cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * element_bytes_;
   return cost;
 }
@@ -157,9 +155,8 @@ double CostModel::ring_all_reduce_time(const std::vector<std::vector<int>>& grou
     for (size_t i = 0; i < ring.size(); ++i) {
       const int a = ring[i], b = ring[(i + 1) % ring.size()];
       const Link& link = devices_.link(a, b);
-      const double bw = devices_.same_node(a, b)
-                            ? link.bandwidth
-                            : link.bandwidth / leaving[static_cast<size_t>(devices_.node_of(a))];
+      const double bw = devices_.same_node(a, b) ? link.bandwidth
+                                                 : link.bandwidth / leaving[static_cast<size_t>(devices_.node_of(a))];
       bottleneck = std::min(bottleneck, bw);
       latency = std::max(latency, link.latency);
     }
@@ -221,10 +218,11 @@ TransferCost CostModel::price_traffic(const EdgeTraffic& traffic) const {
     busiest_node = std::max({busiest_node, traffic.net_out[k], traffic.net_in[k]});
   }
   const auto b = static_cast<double>(element_bytes_);
-  const double slowest = std::max(busiest_device > 0 ? static_cast<double>(busiest_device) * b / intra.bandwidth : 0.0,
-                                  busiest_node > 0 ? static_cast<double>(busiest_node) * b / devices_.network().bandwidth : 0.0);
-  const double latency = std::max(busiest_device > 0 ? intra.latency : 0.0,
-                                  busiest_node > 0 ? devices_.network().latency : 0.0);
+  const double slowest =
+      std::max(busiest_device > 0 ? static_cast<double>(busiest_device) * b / intra.bandwidth : 0.0,
+               busiest_node > 0 ? static_cast<double>(busiest_node) * b / devices_.network().bandwidth : 0.0);
+  const double latency =
+      std::max(busiest_device > 0 ? intra.latency : 0.0, busiest_node > 0 ? devices_.network().latency : 0.0);
   cost.time_s = 2.0 * (slowest + latency);
   cost.bytes = 2 * traffic.total * element_bytes_;
   return cost;

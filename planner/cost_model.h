@@ -18,16 +18,16 @@
 #include <memory>
 #include <vector>
 
-#include "planner/edge_traffic.h"
 #include "model/geometry.h"
 #include "model/model_graph.h"
+#include "planner/edge_traffic.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {
 
 struct TransferCost {
-  double time_s = 0.0;   // forward + backward
-  int64_t bytes = 0;     // forward + backward, summed over device pairs
+  double time_s = 0.0;  // forward + backward
+  int64_t bytes = 0;    // forward + backward, summed over device pairs
 };
 
 struct SyncCost {
@@ -39,8 +39,7 @@ enum class SyncScheme { kRingAllReduce, kParameterServer };
 
 class CostModel {
  public:
-  CostModel(const ModelGraph& graph, const DeviceGraph& devices,
-            SyncScheme sync_scheme = SyncScheme::kRingAllReduce);
+  CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncScheme sync_scheme = SyncScheme::kRingAllReduce);
 
   double compute_time(const Layer& layer, const Configuration& config) const;
   SyncCost sync(const Layer& layer, const Configuration& config) const;

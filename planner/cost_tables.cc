@@ -15,8 +15,8 @@ namespace {
 // layer and its activation, which no plan of the zoo models gains from at 4-16 GPUs. Every
 // baseline satisfies it, so the layer-wise optimum is never worse than a baseline.
 bool joins_producer(const ModelGraph& graph, const Layer& layer, const Layer& head) {
-  const bool elementwise = layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kBatchNorm ||
-                           layer.kind == LayerKind::kDropout;
+  const bool elementwise =
+      layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kBatchNorm || layer.kind == LayerKind::kDropout;
   if (!elementwise || layer.inputs.size() != 1) return false;
   const Layer& producer = graph.layer(layer.inputs[0]);
   if (producer.kind == LayerKind::kInput || graph.consumers(producer.id).size() != 1) return false;
@@ -65,7 +65,8 @@ class CostGraphBuilder {
     if (units_.head[u] != l.id) return;  // fused members read their own unit's output
     for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
       const auto v = unit(l.inputs[static_cast<size_t>(slot)]);
-      const std::string key = "edge " + signature + " " + std::to_string(slot) + " " + unit_key_[v] + " " + unit_key_[u];
+      const std::string key =
+          "edge " + signature + " " + std::to_string(slot) + " " + unit_key_[v] + " " + unit_key_[u];
       costs_.add_edge(static_cast<int>(v), static_cast<int>(u), edge_table(l, slot, v, u, key));
     }
   }
@@ -142,7 +143,8 @@ std::optional<CostGraph> build_cost_graph(const CostModel& model, const SearchUn
   CostGraphBuilder builder(model, units, share_tables);
   for (const Layer& l : model.graph().layers()) {
     builder.add_layer(l);
-    const bool adds_edges = !l.inputs.empty() && units.head[static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.id)])] == l.id;
+    const bool adds_edges =
+        !l.inputs.empty() && units.head[static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.id)])] == l.id;
     if (deadline && adds_edges && std::chrono::steady_clock::now() > *deadline) return std::nullopt;
   }
   return builder.take();

@@ -17,9 +17,8 @@ void EdgeTraffic::reset(int devices, int nodes) {
   total = 0;
 }
 
-void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int slot,
-                           const Configuration& producer, const Configuration& consumer_config,
-                           const DeviceGraph& devices, EdgeTraffic& out) {
+void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int slot, const Configuration& producer,
+                           const Configuration& consumer_config, const DeviceGraph& devices, EdgeTraffic& out) {
   out.reset(devices.device_count(), devices.nodes());
   for_each_transfer(graph, consumer, slot, producer, consumer_config, [&](int src, int dst, int64_t n) {
     out.total += n;
@@ -163,7 +162,8 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
   // The key packs the first device and the rank of every degree (all below divisors_).
   auto key = static_cast<uint64_t>(config.devices.front());
   for (int d = 0; d < kNumDims; ++d) {
-    key = key * static_cast<uint64_t>(divisors_) + static_cast<uint64_t>(rank_of_[static_cast<size_t>(config.degrees[d])]);
+    key = key * static_cast<uint64_t>(divisors_) +
+          static_cast<uint64_t>(rank_of_[static_cast<size_t>(config.degrees[d])]);
   }
   auto [it, inserted] = node_boxes_.try_emplace(key);
   NodeBoxes& b = it->second;

@@ -24,16 +24,15 @@ namespace layerplan {
 
 struct EdgeTraffic {
   std::vector<int64_t> intra_send, intra_recv;  // elements per device, to / from its own node
-  std::vector<int64_t> net_out, net_in;          // elements per node, to / from other nodes
-  int64_t total = 0;                             // elements moved between different devices
+  std::vector<int64_t> net_out, net_in;         // elements per node, to / from other nodes
+  int64_t total = 0;                            // elements moved between different devices
 
   void reset(int devices, int nodes);
 };
 
 // Fills `out` by enumerating overlapping tile pairs.
-void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int slot,
-                           const Configuration& producer, const Configuration& consumer_config,
-                           const DeviceGraph& devices, EdgeTraffic& out);
+void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int slot, const Configuration& producer,
+                           const Configuration& consumer_config, const DeviceGraph& devices, EdgeTraffic& out);
 
 // Computes EdgeTraffic by per-dimension products for one edge (consumer layer, input
 // slot), for any number of configuration pairs. It caches the per-dimension overlap
@@ -68,9 +67,9 @@ class FactoredEdgeTraffic {
   // coordinates (inclusive bounds): a first box per node, and for node k further boxes
   // more_lo/more_hi[more[k] .. more[k+1]-1] (none when degrees and G are powers of two).
   struct NodeBoxes {
-    bool valid = false;     // the boxes hold exactly the tiles on each node
-    bool one_box = true;    // no node needs further boxes
-    std::vector<char> has;  // [node]: holds any tiles
+    bool valid = false;                                       // the boxes hold exactly the tiles on each node
+    bool one_box = true;                                      // no node needs further boxes
+    std::vector<char> has;                                    // [node]: holds any tiles
     std::vector<std::array<int, kNumDims>> lo, hi;            // [node]: its first box
     std::vector<int> more;                                    // [node + 1]
     std::vector<std::array<int, kNumDims>> more_lo, more_hi;  // further boxes

@@ -17,12 +17,9 @@ json degrees_json(const Degrees& d) {
 }
 
 json totals_json(const StrategyCost& s, int64_t batch) {
-  return {{"step_s", s.step_s()},
-          {"images_per_s", s.step_s() > 0 ? static_cast<double>(batch) / s.step_s() : 0.0},
-          {"compute_s", s.compute_s},
-          {"transfer_s", s.transfer_s},
-          {"sync_s", s.sync_s},
-          {"transfer_bytes", s.transfer_bytes},
+  return {{"step_s", s.step_s()},      {"images_per_s", s.step_s() > 0 ? static_cast<double>(batch) / s.step_s() : 0.0},
+          {"compute_s", s.compute_s},  {"transfer_s", s.transfer_s},
+          {"sync_s", s.sync_s},        {"transfer_bytes", s.transfer_bytes},
           {"sync_bytes", s.sync_bytes}};
 }
 
@@ -41,11 +38,12 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
                       {"output_shape", l.output.extent},
                       {"degrees", degrees_json(row.config.degrees)},
                       {"devices", row.config.devices},
-                      {"predicted", {{"compute_s", row.compute_s},
-                                     {"transfer_s", row.transfer_s},
-                                     {"sync_s", row.sync_s},
-                                     {"transfer_bytes", row.transfer_bytes},
-                                     {"sync_bytes", row.sync_bytes}}}});
+                      {"predicted",
+                       {{"compute_s", row.compute_s},
+                        {"transfer_s", row.transfer_s},
+                        {"sync_s", row.sync_s},
+                        {"transfer_bytes", row.transfer_bytes},
+                        {"sync_bytes", row.sync_bytes}}}});
   }
   json baselines = json::array();
   for (const StrategyCost& b : plan.baselines) {
@@ -58,20 +56,22 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
               {"version", kPlanFormatVersion},
               {"model", plan.model},
               {"batch", plan.batch},
-              {"cluster", {{"nodes", devices.nodes()},
-                           {"gpus_per_node", devices.gpus_per_node()},
-                           {"devices", devices.device_count()},
-                           {"gpu", d.model},
-                           {"description", devices.describe()}}},
+              {"cluster",
+               {{"nodes", devices.nodes()},
+                {"gpus_per_node", devices.gpus_per_node()},
+                {"devices", devices.device_count()},
+                {"gpu", d.model},
+                {"description", devices.describe()}}},
               {"strategy", plan.chosen.name},
               {"predicted", totals_json(plan.chosen, plan.batch)},
               {"layers", layers},
               {"baselines", baselines},
-              {"search", {{"seconds", plan.search_s},
-                          {"timed_out", plan.timed_out},
-                          {"warning", plan.warning},
-                          {"node_eliminations", plan.search_stats.node_eliminations},
-                          {"edge_eliminations", plan.search_stats.edge_eliminations}}}};
+              {"search",
+               {{"seconds", plan.search_s},
+                {"timed_out", plan.timed_out},
+                {"warning", plan.warning},
+                {"node_eliminations", plan.search_stats.node_eliminations},
+                {"edge_eliminations", plan.search_stats.edge_eliminations}}}};
   return doc.dump(2) + "\n";
 }
 

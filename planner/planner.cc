@@ -99,8 +99,7 @@ std::vector<Configuration> one_weird_trick(const ModelGraph& graph, int device_c
   return out;
 }
 
-StrategyCost price_strategy(const CostModel& model, std::string name,
-                            const std::vector<Configuration>& configs) {
+StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs) {
   const ModelGraph& graph = model.graph();
   StrategyCost s;
   s.name = std::move(name);
@@ -139,7 +138,8 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   const SearchUnits units = make_search_units(graph, devices, options.space, options.fuse_elementwise);
   plan.unit_of_layer = units.unit_of_layer;
   plan.space_sizes.reserve(static_cast<size_t>(graph.size()));
-  for (int u : units.unit_of_layer) plan.space_sizes.push_back(static_cast<int>(units.space[static_cast<size_t>(u)].size()));
+  for (int u : units.unit_of_layer)
+    plan.space_sizes.push_back(static_cast<int>(units.space[static_cast<size_t>(u)].size()));
 
   const CostModel model(graph, devices, options.sync);
   const std::optional<CostGraph> costs = build_cost_graph(model, units, options.share_tables, deadline);

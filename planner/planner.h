@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "planner/config_space.h"
-#include "planner/cost_model.h"
 #include "model/geometry.h"
 #include "model/model_graph.h"
+#include "planner/config_space.h"
+#include "planner/cost_model.h"
 #include "planner/search.h"
 #include "topology/device_graph.h"
 
@@ -29,7 +29,7 @@ struct LayerCost {
 
 // A whole strategy (one configuration per layer) priced by the cost model.
 struct StrategyCost {
-  std::string name;  // "layer-wise", "data parallel", "model parallel", "owt"
+  std::string name;               // "layer-wise", "data parallel", "model parallel", "owt"
   std::vector<LayerCost> layers;  // indexed by layer id
   double compute_s = 0.0, transfer_s = 0.0, sync_s = 0.0;
   int64_t transfer_bytes = 0, sync_bytes = 0;
@@ -61,10 +61,10 @@ struct Plan {
   std::vector<int> space_sizes;         // configurations considered per layer
   std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;
-  double search_s = 0.0;      // building cost tables + elimination search
-  double tables_s = 0.0;      // of which: building cost tables
+  double search_s = 0.0;  // building cost tables + elimination search
+  double tables_s = 0.0;  // of which: building cost tables
   bool timed_out = false;
-  std::string warning;        // non-empty when the plan is not the layer-wise optimum
+  std::string warning;  // non-empty when the plan is not the layer-wise optimum
 
   const StrategyCost& best_baseline() const;
 };
@@ -75,8 +75,7 @@ struct Plan {
 Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options = {});
 
 // Prices any strategy; `configs` holds one configuration per layer.
-StrategyCost price_strategy(const CostModel& model, std::string name,
-                            const std::vector<Configuration>& configs);
+StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs);
 
 // The baselines, each on all devices: data parallelism (every layer split by samples),
 // model parallelism (every layer split by channels where its kind allows, by

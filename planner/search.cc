@@ -16,9 +16,7 @@ int CostGraph::add_node(std::vector<double> cost) {
   return num_nodes() - 1;
 }
 
-void CostGraph::add_edge(int src, int dst, std::vector<double> cost) {
-  edges.push_back({src, dst, std::move(cost)});
-}
+void CostGraph::add_edge(int src, int dst, std::vector<double> cost) { edges.push_back({src, dst, std::move(cost)}); }
 
 double evaluate(const CostGraph& graph, const std::vector<int>& choice) {
   double total = 0.0;
@@ -51,10 +49,10 @@ struct WorkEdge {
 // One step of the elimination log, undone in reverse order to recover configurations.
 struct LogEntry {
   enum Kind { kSeries, kLeaf, kIsolated } kind = kSeries;
-  int node = 0;              // the eliminated node
-  int a = -1, b = -1;        // kSeries: predecessor and successor; kLeaf: the neighbour
-  std::vector<int> argmin;   // kSeries: [a cfg * width + b cfg]; kLeaf: [neighbour cfg]
-  size_t width = 0;          // kSeries: configurations of the successor
+  int node = 0;             // the eliminated node
+  int a = -1, b = -1;       // kSeries: predecessor and successor; kLeaf: the neighbour
+  std::vector<int> argmin;  // kSeries: [a cfg * width + b cfg]; kLeaf: [neighbour cfg]
+  size_t width = 0;         // kSeries: configurations of the successor
 };
 
 class Solver {
@@ -137,9 +135,7 @@ class Solver {
     drop(w.in[static_cast<size_t>(e.dst)]);
   }
 
-  static int alive_count(const Work& w) {
-    return static_cast<int>(std::count(w.alive.begin(), w.alive.end(), 1));
-  }
+  static int alive_count(const Work& w) { return static_cast<int>(std::count(w.alive.begin(), w.alive.end(), 1)); }
 
   static double assignments(const Work& w) {
     double product = 1.0;
@@ -214,15 +210,14 @@ class Solver {
 
   // T[a][c] = min_b A[a][b] + N[b] + B[b][c], the textbook triple loop.
   static void min_plus_naive(const std::vector<double>& a_tab, const std::vector<double>& node,
-                             const std::vector<double>& b_tab, int ci, int cj, int ck,
-                             std::vector<double>& table, std::vector<int>& arg) {
+                             const std::vector<double>& b_tab, int ci, int cj, int ck, std::vector<double>& table,
+                             std::vector<int>& arg) {
     for (int a = 0; a < ci; ++a) {
       for (int c = 0; c < ck; ++c) {
         double best = kInf;
         int best_b = 0;
         for (int b = 0; b < cj; ++b) {
-          const double v = a_tab[flat_index(a, cj, b)] + node[static_cast<size_t>(b)] +
-                           b_tab[flat_index(b, ck, c)];
+          const double v = a_tab[flat_index(a, cj, b)] + node[static_cast<size_t>(b)] + b_tab[flat_index(b, ck, c)];
           if (v < best) best = v, best_b = b;
         }
         table[flat_index(a, ck, c)] = best;
@@ -236,8 +231,8 @@ class Solver {
   // smallest entry of B cannot improve the row's worst entry. The inner loop over c is
   // contiguous, so it vectorizes.
   static void min_plus_bounded(const std::vector<double>& a_tab, const std::vector<double>& node,
-                               const std::vector<double>& b_tab, int ci, int cj, int ck,
-                               std::vector<double>& table, std::vector<int>& arg) {
+                               const std::vector<double>& b_tab, int ci, int cj, int ck, std::vector<double>& table,
+                               std::vector<int>& arg) {
     double b_min = kInf;
     for (double v : b_tab) b_min = std::min(b_min, v);
     std::vector<std::pair<double, int>> prefix(static_cast<size_t>(cj));
@@ -348,13 +343,15 @@ class Solver {
       for (int id : std::vector<int>(fixed.out[static_cast<size_t>(pivot)])) {
         const WorkEdge& e = fixed.edges[static_cast<size_t>(id)];
         const int cd = configs(fixed, e.dst);
-        for (int b = 0; b < cd; ++b) fixed.cost[static_cast<size_t>(e.dst)][static_cast<size_t>(b)] += e.table[flat_index(c, cd, b)];
+        for (int b = 0; b < cd; ++b)
+          fixed.cost[static_cast<size_t>(e.dst)][static_cast<size_t>(b)] += e.table[flat_index(c, cd, b)];
         remove_edge(fixed, id);
       }
       for (int id : std::vector<int>(fixed.in[static_cast<size_t>(pivot)])) {
         const WorkEdge& e = fixed.edges[static_cast<size_t>(id)];
         const int cp = configs(fixed, pivot);
-        for (int a = 0; a < configs(fixed, e.src); ++a) fixed.cost[static_cast<size_t>(e.src)][static_cast<size_t>(a)] += e.table[flat_index(a, cp, c)];
+        for (int a = 0; a < configs(fixed, e.src); ++a)
+          fixed.cost[static_cast<size_t>(e.src)][static_cast<size_t>(a)] += e.table[flat_index(a, cp, c)];
         remove_edge(fixed, id);
       }
       fixed.constant += fixed.cost[static_cast<size_t>(pivot)][static_cast<size_t>(c)];
@@ -403,9 +400,9 @@ void validate(const CostGraph& graph) {
   for (size_t i = 0; i < graph.edges.size(); ++i) {
     const CostEdge& e = graph.edges[i];
     if (e.src < 0 || e.src >= graph.num_nodes() || e.dst < 0 || e.dst >= graph.num_nodes() || e.src == e.dst) {
-      throw std::invalid_argument("cost graph edge " + std::to_string(i) + " joins " + std::to_string(e.src) +
-                                  " and " + std::to_string(e.dst) + ", not two of the " +
-                                  std::to_string(graph.num_nodes()) + " nodes");
+      throw std::invalid_argument("cost graph edge " + std::to_string(i) + " joins " + std::to_string(e.src) + " and " +
+                                  std::to_string(e.dst) + ", not two of the " + std::to_string(graph.num_nodes()) +
+                                  " nodes");
     }
     const size_t expected = static_cast<size_t>(graph.configs(e.src)) * static_cast<size_t>(graph.configs(e.dst));
     if (e.cost.size() != expected) {

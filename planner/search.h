@@ -51,8 +51,8 @@ struct SearchOptions {
 struct SearchStats {
   int node_eliminations = 0;
   int edge_eliminations = 0;
-  int conditioned_nodes = 0;  // nodes whose configurations were enumerated to recurse
-  int remaining_nodes = 0;    // nodes left when elimination first reached its fixed point
+  int conditioned_nodes = 0;     // nodes whose configurations were enumerated to recurse
+  int remaining_nodes = 0;       // nodes left when elimination first reached its fixed point
   int64_t table_bytes_peak = 0;  // largest total size of live cost tables
 };
 

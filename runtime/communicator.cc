@@ -14,8 +14,7 @@ void ByteCounters::add(TrafficKind kind, int global_peer, uint64_t bytes) {
   if (global_peer < 0 || global_peer >= world_size_) {
     throw std::invalid_argument("ByteCounters: peer " + std::to_string(global_peer) + " outside the world");
   }
-  counts_[static_cast<size_t>(global_peer) * 2 + static_cast<size_t>(kind)].fetch_add(bytes,
-                                                                                    std::memory_order_relaxed);
+  counts_[static_cast<size_t>(global_peer) * 2 + static_cast<size_t>(kind)].fetch_add(bytes, std::memory_order_relaxed);
 }
 
 uint64_t ByteCounters::sent_to(int global_peer, TrafficKind kind) const {

@@ -33,10 +33,10 @@ struct DatasetShape {
 
 // Some samples of a dataset, in memory.
 struct ImageBatch {
-  DatasetShape shape;          // of the whole dataset
-  SampleRange range;           // which of its samples these are
-  std::vector<float> images;   // range.count x C x H x W, row-major
-  std::vector<int64_t> labels; // range.count
+  DatasetShape shape;           // of the whole dataset
+  SampleRange range;            // which of its samples these are
+  std::vector<float> images;    // range.count x C x H x W, row-major
+  std::vector<int64_t> labels;  // range.count
 };
 
 // IDX files: an idx3-ubyte image file (N x H x W) and an idx1-ubyte label file (N).

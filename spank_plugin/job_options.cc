@@ -17,20 +17,18 @@ constexpr long long kMaxBatch = 1LL << 24;
 std::string checked_text(const char* value, const std::string& option, const std::string& expected) {
   require(value != nullptr && *value != '\0', option + " needs a value: expected " + expected);
   std::string text(value);
-  require(text.size() <= kMaxValueLength,
-          option + " value of " + std::to_string(text.size()) + " characters: expected at most " +
-              std::to_string(kMaxValueLength));
+  require(text.size() <= kMaxValueLength, option + " value of " + std::to_string(text.size()) +
+                                              " characters: expected at most " + std::to_string(kMaxValueLength));
   return text;
 }
 
 bool is_mode_name(const std::string& text) {
-  return text == "auto" || text == "layerwise" || text == "data" || text == "model" || text == "owt" ||
-         text == "off";
+  return text == "auto" || text == "layerwise" || text == "data" || text == "model" || text == "owt" || text == "off";
 }
 
 int64_t parse_batch(const std::string& text) {
-  const std::string expected = "--layerplan-batch '" + text + "': expected a whole number of images from 1 to " +
-                               std::to_string(kMaxBatch);
+  const std::string expected =
+      "--layerplan-batch '" + text + "': expected a whole number of images from 1 to " + std::to_string(kMaxBatch);
   errno = 0;
   char* end = nullptr;
   const long long number = std::strtoll(text.c_str(), &end, 10);

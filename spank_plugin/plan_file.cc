@@ -52,10 +52,9 @@ std::string read_existing(const std::string& path, struct stat& st) {
   Fd in{::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)};
   require(in.fd >= 0, "plan file '" + path + "' exists and cannot be opened (" + errno_text() +
                           "): it is not a regular file of this user");
-  require(::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode),
-          "plan file '" + path + "' exists and is not a regular file");
-  require(st.st_uid == ::geteuid(), "plan file '" + path + "' exists and belongs to uid " +
-                                        std::to_string(st.st_uid) + ", not to this job's user");
+  require(::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode), "plan file '" + path + "' exists and is not a regular file");
+  require(st.st_uid == ::geteuid(), "plan file '" + path + "' exists and belongs to uid " + std::to_string(st.st_uid) +
+                                        ", not to this job's user");
   require(st.st_size <= kMaxPlanBytes, "plan file '" + path + "' exists and is larger than 64 MiB");
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
@@ -109,12 +108,9 @@ std::string plan_difference(const std::string& ours, const std::string& theirs) 
     const char* inner;
     const char* label;
   };
-  const Field fields[] = {{"cluster", "gpu", "GPU"},
-                          {"cluster", "gpus_per_node", "GPUs per node"},
-                          {"cluster", "nodes", "nodes"},
-                          {"cluster", "description", "node figures"},
-                          {nullptr, "model", "model"},
-                          {nullptr, "batch", "batch"},
+  const Field fields[] = {{"cluster", "gpu", "GPU"},        {"cluster", "gpus_per_node", "GPUs per node"},
+                          {"cluster", "nodes", "nodes"},    {"cluster", "description", "node figures"},
+                          {nullptr, "model", "model"},      {nullptr, "batch", "batch"},
                           {nullptr, "strategy", "strategy"}};
   std::string out;
   for (const Field& f : fields) {
@@ -128,7 +124,8 @@ std::string plan_difference(const std::string& ours, const std::string& theirs) 
 
 std::string publish_plan(const std::string& dir, const std::string& name, int node_id, const std::string& text,
                          std::time_t step_start) {
-  require(!dir.empty(), "no folder for the plan file: set plan_dir in the admin config or give the job a working directory");
+  require(!dir.empty(),
+          "no folder for the plan file: set plan_dir in the admin config or give the job a working directory");
   std::string path = dir + "/" + name;
   TempFile temp{dir + "/." + name + "." + std::to_string(node_id) + "." + std::to_string(::getpid()) + ".tmp"};
   {

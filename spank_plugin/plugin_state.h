@@ -23,8 +23,8 @@ struct PluginState {
 
   // Remote (slurmstepd) side.
   std::time_t start = 0;
-  std::string error;  // recorded by init_post_opt/user_init, raised by task_init
-  std::string notice;  // a warning for the job's output, printed by user_init
+  std::string error;    // recorded by init_post_opt/user_init, raised by task_init
+  std::string notice;   // a warning for the job's output, printed by user_init
   bool active = false;  // plan this step (layerplan not off, nothing failed so far)
   AdminConfig config;
   StepRequest request;

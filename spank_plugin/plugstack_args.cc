@@ -37,8 +37,8 @@ AdminConfig load_plugin_config(const PlugstackArgs& args) {
       validate(config.slurm);
     } catch (const UsageError& e) {
       throw UsageError(std::string("plugstack.conf arguments with ") +
-                       (args.config_path.empty() ? "the built-in defaults" : "'" + args.config_path + "'") +
-                       ": " + e.what());
+                       (args.config_path.empty() ? "the built-in defaults" : "'" + args.config_path + "'") + ": " +
+                       e.what());
     }
   }
   return config;

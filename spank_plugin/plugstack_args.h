@@ -12,7 +12,7 @@
 namespace layerplan::spank {
 
 struct PlugstackArgs {
-  std::string config_path;  // empty: the built-in defaults
+  std::string config_path;                                     // empty: the built-in defaults
   std::vector<std::pair<std::string, std::string>> overrides;  // [slurm] key, value; in order
 };
 

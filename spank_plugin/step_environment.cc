@@ -4,8 +4,7 @@
 
 namespace layerplan::spank {
 
-std::vector<std::pair<std::string, std::string>> plan_environment(const std::string& plan_path,
-                                                                  const StepPlan& plan) {
+std::vector<std::pair<std::string, std::string>> plan_environment(const std::string& plan_path, const StepPlan& plan) {
   char ms[64];
   std::snprintf(ms, sizeof ms, "%.3f", plan.step_ms);
   std::string summary = plan.summary;

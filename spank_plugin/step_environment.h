@@ -10,7 +10,6 @@ namespace layerplan::spank {
 
 // LAYERPLAN_PLAN (the plan file), LAYERPLAN_MODE, LAYERPLAN_STEP_MS (predicted, 3
 // decimals) and LAYERPLAN_SUMMARY (one line), in that order.
-std::vector<std::pair<std::string, std::string>> plan_environment(const std::string& plan_path,
-                                                                  const StepPlan& plan);
+std::vector<std::pair<std::string, std::string>> plan_environment(const std::string& plan_path, const StepPlan& plan);
 
 }  // namespace layerplan::spank

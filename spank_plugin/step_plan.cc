@@ -12,8 +12,7 @@ namespace layerplan::spank {
 
 namespace {
 
-StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, int nodes,
-                         const AdminConfig& config) {
+StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, int nodes, const AdminConfig& config) {
   const std::string& path = *request.plan_file;
   StepPlan step;
   const std::string label = "--layerplan plan file '" + path + "'";
@@ -28,8 +27,8 @@ StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, i
     configurations_from_json(step.json, graph, devices);
   } catch (const UsageError& e) {
     throw UsageError("--layerplan plan file '" + path + "' does not fit this job (" + graph.name() + ", batch " +
-                     std::to_string(batch) + ", " + std::to_string(nodes) + " x " +
-                     std::to_string(node.gpu_count()) + " GPUs): " + e.what());
+                     std::to_string(batch) + ", " + std::to_string(nodes) + " x " + std::to_string(node.gpu_count()) +
+                     " GPUs): " + e.what());
   }
   step.mode = "file";
   step.step_ms = header.predicted_step_s * 1e3;

@@ -13,11 +13,11 @@
 namespace layerplan::spank {
 
 struct StepPlan {
-  std::string json;     // the plan file's text
-  std::string mode;     // LAYERPLAN_MODE: the mode, or "file" for a plan file given as is
-  double step_ms = 0.0; // predicted time of one training step
-  std::string summary;  // one line for LAYERPLAN_SUMMARY and the job's output
-  std::string warning;  // non-empty when the search fell back to data parallelism
+  std::string json;                  // the plan file's text
+  std::string mode;                  // LAYERPLAN_MODE: the mode, or "file" for a plan file given as is
+  double step_ms = 0.0;              // predicted time of one training step
+  std::string summary;               // one line for LAYERPLAN_SUMMARY and the job's output
+  std::string warning;               // non-empty when the search fell back to data parallelism
   std::vector<std::string> explain;  // the plan table, when --layerplan-explain asked for it
 };
 

@@ -27,9 +27,9 @@ StepRequest resolve_step_request(const JobOptions& options, const SlurmDefaults&
   if (mode == "off") {
     const bool any = options.model || options.batch || options.explain;
     if (any) {
-      request.notes.push_back(std::string("--layerplan-model, --layerplan-batch and --layerplan-explain have no effect: ") +
-                              "layerplan is off for this job (" +
-                              (options.mode ? "--layerplan=off" : "the cluster's default") + ")");
+      request.notes.push_back(
+          std::string("--layerplan-model, --layerplan-batch and --layerplan-explain have no effect: ") +
+          "layerplan is off for this job (" + (options.mode ? "--layerplan=off" : "the cluster's default") + ")");
     }
     return request;
   }

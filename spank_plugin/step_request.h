@@ -20,7 +20,7 @@ struct StepRequest {
   std::optional<int64_t> batch;          // unset: the admin's default_batch, else 32 per GPU
   bool batch_given = false;              // --layerplan-batch was given
   bool explain = false;
-  std::vector<std::string> notes;        // options that have no effect, for the user
+  std::vector<std::string> notes;  // options that have no effect, for the user
 };
 
 // Throws UsageError when the mode is not among the admin's allowed_modes.

@@ -21,9 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // The step's value of `name` (its environment, not slurmstepd's); empty when unset.
 std::string step_getenv(spank_t sp, const char* name) {
@@ -81,7 +79,8 @@ void options_from_environment(spank_t sp, PluginState& s) {
                                                     {"layerplan_batch", OptionId::kBatch},
                                                     {"layerplan_explain", OptionId::kExplain}};
   for (const auto& [name, id] : names) {
-    const std::string value = step_getenv(sp, (std::string("SLURM_SPANK__SLURM_SPANK_OPTION_layerplan_") + name).c_str());
+    const std::string value =
+        step_getenv(sp, (std::string("SLURM_SPANK__SLURM_SPANK_OPTION_layerplan_") + name).c_str());
     if (value.empty()) continue;
     set_job_option(s.options, id, id == OptionId::kExplain ? nullptr : value.c_str());
     s.any_option = true;
@@ -138,9 +137,8 @@ void user_init(spank_t sp, PluginState& s) {
   const StepPlan plan = plan_step(s.request, s.node, s.nodes, s.config);
   const double plan_ms = ms_since(t0);
   const Clock::time_point t1 = Clock::now();
-  const std::string path =
-      publish_plan(plan_folder(sp, s), plan_file_name(s.job_id, s.step_id), static_cast<int>(s.node_id), plan.json,
-                   s.start);
+  const std::string path = publish_plan(plan_folder(sp, s), plan_file_name(s.job_id, s.step_id),
+                                        static_cast<int>(s.node_id), plan.json, s.start);
   const double write_ms = ms_since(t1);
   for (const auto& [name, value] : plan_environment(path, plan)) {
     const spank_err_t rc = spank_setenv(sp, name.c_str(), value.c_str(), 1);

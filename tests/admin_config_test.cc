@@ -91,8 +91,9 @@ TEST(AdminConfigTest, AnUnknownGpuSaysWhatToAdd) {
 }
 
 TEST(AdminConfigTest, OverrideChoosesTheFiguresWhateverWasDiscovered) {
-  TomlFile file("[overrides]\ngpu_model = \"mine\"\nnvlink_gbytes = 150\n\n"
-                "[[gpu]]\nname = \"mine\"\nmatch = \"X\"\nfp32_tflops = 1\nmemory_gbytes_per_s = 2\nmemory_gib = 3\n");
+  TomlFile file(
+      "[overrides]\ngpu_model = \"mine\"\nnvlink_gbytes = 150\n\n"
+      "[[gpu]]\nname = \"mine\"\nmatch = \"X\"\nfp32_tflops = 1\nmemory_gbytes_per_s = 2\nmemory_gib = 3\n");
   const AdminConfig config = load_admin_config(file.path());
   EXPECT_EQ(figures_for_gpu(config, "NVIDIA H100 80GB HBM3").name, "mine");
   EXPECT_DOUBLE_EQ(*config.overrides.nvlink_gbytes, 150.0);

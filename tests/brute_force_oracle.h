@@ -22,8 +22,8 @@ namespace layerplan::testing {
 
 struct OracleResult {
   double cost = std::numeric_limits<double>::infinity();
-  std::vector<int> choice;       // one argmin (the first one met in counter order)
-  int64_t assignments = 0;       // how many assignments were enumerated
+  std::vector<int> choice;  // one argmin (the first one met in counter order)
+  int64_t assignments = 0;  // how many assignments were enumerated
 };
 
 // Number of assignments of the graph (product of configuration counts), saturated at
@@ -54,8 +54,7 @@ inline double oracle_cost_of(const CostGraph& graph, const std::vector<int>& cho
     total += costs[static_cast<std::size_t>(choice[v])];
   }
   for (const auto& e : graph.edges) {
-    if (e.src < 0 || e.dst < 0 || static_cast<std::size_t>(e.src) >= n ||
-        static_cast<std::size_t>(e.dst) >= n) {
+    if (e.src < 0 || e.dst < 0 || static_cast<std::size_t>(e.src) >= n || static_cast<std::size_t>(e.dst) >= n) {
       throw std::invalid_argument("oracle: edge endpoint out of range");
     }
     const std::size_t ks = graph.node_cost[static_cast<std::size_t>(e.src)].size();
@@ -70,8 +69,7 @@ inline double oracle_cost_of(const CostGraph& graph, const std::vector<int>& cho
 
 // Exhaustive minimum over every assignment. Throws std::length_error when the
 // assignment space exceeds `max_assignments` (a guard against accidental blow-ups).
-inline OracleResult brute_force_minimum(const CostGraph& graph,
-                                        int64_t max_assignments = 20'000'000) {
+inline OracleResult brute_force_minimum(const CostGraph& graph, int64_t max_assignments = 20'000'000) {
   const std::size_t n = graph.node_cost.size();
   const int64_t space = assignment_count(graph, max_assignments);
   if (space == 0) throw std::invalid_argument("oracle: a node has no configurations");
@@ -85,15 +83,13 @@ inline OracleResult brute_force_minimum(const CostGraph& graph,
   std::vector<FlatEdge> flat;
   flat.reserve(graph.edges.size());
   for (const auto& e : graph.edges) {
-    if (e.src < 0 || e.dst < 0 || static_cast<std::size_t>(e.src) >= n ||
-        static_cast<std::size_t>(e.dst) >= n) {
+    if (e.src < 0 || e.dst < 0 || static_cast<std::size_t>(e.src) >= n || static_cast<std::size_t>(e.dst) >= n) {
       throw std::invalid_argument("oracle: edge endpoint out of range");
     }
     const std::size_t ks = graph.node_cost[static_cast<std::size_t>(e.src)].size();
     const std::size_t kd = graph.node_cost[static_cast<std::size_t>(e.dst)].size();
     if (e.cost.size() != ks * kd) throw std::invalid_argument("oracle: edge table has wrong size");
-    flat.push_back({static_cast<std::size_t>(e.src), static_cast<std::size_t>(e.dst), kd,
-                    e.cost.data()});
+    flat.push_back({static_cast<std::size_t>(e.src), static_cast<std::size_t>(e.dst), kd, e.cost.data()});
   }
 
   OracleResult best;
@@ -122,15 +118,13 @@ inline OracleResult brute_force_minimum(const CostGraph& graph,
     for (std::size_t v = 0; v < n; ++v)
       if (v != inner) base += graph.node_cost[v][static_cast<std::size_t>(digit[v])];
     for (const auto& e : outer_edges) {
-      base += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride +
-                      static_cast<std::size_t>(digit[e.dst])];
+      base += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride + static_cast<std::size_t>(digit[e.dst])];
     }
     for (std::size_t c = 0; c < inner_cost.size(); ++c) {
       digit[inner] = static_cast<int>(c);
       double total = base + inner_cost[c];
       for (const auto& e : inner_edges) {
-        total += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride +
-                         static_cast<std::size_t>(digit[e.dst])];
+        total += e.table[static_cast<std::size_t>(digit[e.src]) * e.stride + static_cast<std::size_t>(digit[e.dst])];
       }
       ++best.assignments;
       if (best.choice.empty() || total < best.cost) {

@@ -19,7 +19,9 @@ namespace testing_cli {
 namespace fs = std::filesystem;
 inline const std::string kBinary = std::string(LAYERPLAN_BINARY_DIR) + "/layerplan";
 
-inline std::string data_file(const std::string& name) { return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/" + name; }
+inline std::string data_file(const std::string& name) {
+  return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/" + name;
+}
 
 inline std::string read_text(const fs::path& path) {
   std::ifstream in(path);

@@ -5,9 +5,9 @@
 // starts with "layerplan:" and names what was wrong (no crash, no usage dump).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdlib>
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "model/zoo.h"
 #include "planner/plan_json.h"
 #include "tests/cli_harness.h"
-#include "model/zoo.h"
 
 namespace layerplan {
 namespace {
@@ -56,7 +56,8 @@ TEST(CliPlan, AlexNetOnSixteenP100PrintsEveryLayerTheSpeedupAndTheBaselines) {
   EXPECT_GE(std::stod(m[1].str()), 1.0);
   EXPECT_GT(std::stod(m[2].str()), 1.0);
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(layer-wise vs best baseline \((data parallel|model parallel|owt)\): ([0-9]+\.[0-9]+)x faster)")))
+      r.out,
+      std::regex(R"(layer-wise vs best baseline \((data parallel|model parallel|owt)\): ([0-9]+\.[0-9]+)x faster)")))
       << r.out;
   EXPECT_THAT(r.out, HasSubstr("search: "));
   EXPECT_THAT(r.out, Not(HasSubstr("warning")));
@@ -108,8 +109,8 @@ TEST(CliPlan, ClusterFileDescribesTheClusterAndFlagsOverrideIt) {
   const Outcome r = run({"plan", "--model", "lenet5", "--cluster", data_file("full_cluster.toml")});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_THAT(r.out, StartsWith("model lenet5, batch 512, 2 nodes x 8 A100"));
-  const Outcome overridden = run({"plan", "--model", "lenet5", "--cluster", data_file("full_cluster.toml"), "--gpus",
-                              "8", "--gpu", "h100"});
+  const Outcome overridden =
+      run({"plan", "--model", "lenet5", "--cluster", data_file("full_cluster.toml"), "--gpus", "8", "--gpu", "h100"});
   ASSERT_EQ(overridden.exit_code, 0) << describe(overridden);
   EXPECT_THAT(overridden.out, StartsWith("model lenet5, batch 256, 1 node x 8 H100"));
 }
@@ -210,7 +211,8 @@ std::vector<BadInput> bad_inputs() {
       {"unknown_gpu", {"plan", "--model", "lenet5", "--gpu", "k80"}, "k80"},
       {"zero_gpus", {"plan", "--model", "lenet5", "--gpus", "0"}, "--gpus 0"},
       {"negative_gpus", {"plan", "--model", "lenet5", "--gpus", "-4"}, "-4"},
-      {"twelve_gpus_batch_not_divisible", {"plan", "--model", "lenet5", "--gpus", "12", "--batch", "100"},
+      {"twelve_gpus_batch_not_divisible",
+       {"plan", "--model", "lenet5", "--gpus", "12", "--batch", "100"},
        "batch 100 cannot be split over 12 GPUs: expected a multiple of 12"},
       {"three_gpus_per_node", {"plan", "--model", "lenet5", "--gpus-per-node", "3"}, "3"},
       {"gpus_not_a_multiple_of_node", {"plan", "--model", "lenet5", "--gpus", "16", "--gpus-per-node", "3"}, "3"},
@@ -223,15 +225,20 @@ std::vector<BadInput> bad_inputs() {
       {"zero_inter_bandwidth", {"plan", "--model", "lenet5", "--inter-bw", "0"}, "bandwidth"},
       {"negative_intra_bandwidth", {"plan", "--model", "lenet5", "--intra-bw", "-1"}, "bandwidth"},
       {"zero_nics", {"plan", "--model", "lenet5", "--nics-per-node", "0"}, "nics"},
-      {"malformed_cluster_file", {"plan", "--model", "lenet5", "--cluster", data_file("syntax_error.toml")},
+      {"malformed_cluster_file",
+       {"plan", "--model", "lenet5", "--cluster", data_file("syntax_error.toml")},
        data_file("syntax_error.toml") + ":3:"},
-      {"cluster_file_unknown_key", {"plan", "--model", "lenet5", "--cluster", data_file("unknown_key.toml")},
+      {"cluster_file_unknown_key",
+       {"plan", "--model", "lenet5", "--cluster", data_file("unknown_key.toml")},
        "gpus_per_nod"},
-      {"cluster_file_wrong_type", {"plan", "--model", "lenet5", "--cluster", data_file("wrong_type.toml")},
+      {"cluster_file_wrong_type",
+       {"plan", "--model", "lenet5", "--cluster", data_file("wrong_type.toml")},
        "gpus_per_node"},
       {"cluster_file_negative_bandwidth",
-       {"plan", "--model", "lenet5", "--cluster", data_file("negative_bandwidth.toml")}, "-100"},
-      {"missing_cluster_file", {"plan", "--model", "lenet5", "--cluster", data_file("does_not_exist.toml")},
+       {"plan", "--model", "lenet5", "--cluster", data_file("negative_bandwidth.toml")},
+       "-100"},
+      {"missing_cluster_file",
+       {"plan", "--model", "lenet5", "--cluster", data_file("does_not_exist.toml")},
        "does_not_exist.toml"},
       {"bogus_placement", {"plan", "--model", "lenet5", "--placement", "bogus"}, "bogus"},
       // Errors found by the flag parser itself.

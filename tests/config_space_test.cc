@@ -30,21 +30,21 @@ void PrintTo(const Configuration& c, std::ostream* os) { *os << c.str(); }
 
 namespace {
 
+using layerplan::candidate_degrees;
 using layerplan::Configuration;
 using layerplan::Degrees;
+using layerplan::enumerate_configurations;
+using layerplan::is_power_of_two;
+using layerplan::kNumDims;
 using layerplan::Layer;
 using layerplan::LayerKind;
 using layerplan::ModelGraph;
 using layerplan::PlacementRule;
 using layerplan::Shape;
 using layerplan::SpaceOptions;
+using layerplan::splittable_dims;
 using layerplan::UsageError;
 using layerplan::Window;
-using layerplan::candidate_degrees;
-using layerplan::enumerate_configurations;
-using layerplan::is_power_of_two;
-using layerplan::kNumDims;
-using layerplan::splittable_dims;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
@@ -60,10 +60,10 @@ struct BigModel {
   ModelGraph g{"big"};
   int input = g.input("x", shape(64, 64, 64, 64));
   int conv = g.conv2d("conv", input, 64, Window::square(3, 1, 1), true);  // 64x64x64x64
-  int fc = g.fully_connected("fc", conv, 1024);                            // 64x1024x1x1
-  int softmax = g.softmax_cross_entropy("softmax", fc);                    // 64x1024x1x1
-  int flatten = g.flatten("flatten", conv);                                // 64x262144x1x1
-  int concat = g.concat("concat", {input, conv});                          // 64x128x64x64
+  int fc = g.fully_connected("fc", conv, 1024);                           // 64x1024x1x1
+  int softmax = g.softmax_cross_entropy("softmax", fc);                   // 64x1024x1x1
+  int flatten = g.flatten("flatten", conv);                               // 64x262144x1x1
+  int concat = g.concat("concat", {input, conv});                         // 64x128x64x64
   const Layer& layer(int id) const { return g.layer(id); }
 };
 
@@ -176,8 +176,8 @@ TEST(SplittableDims, FollowWhatEachKindCanComputeIndependently) {
 TEST(CandidateDegrees, FlattenIsSplitBySamplesOnly) {
   const BigModel m;
   const auto got = candidate_degrees(m.layer(m.flatten), 16);
-  EXPECT_THAT(got, ElementsAre(degrees(1, 1, 1, 1), degrees(2, 1, 1, 1), degrees(4, 1, 1, 1),
-                               degrees(8, 1, 1, 1), degrees(16, 1, 1, 1)));
+  EXPECT_THAT(got, ElementsAre(degrees(1, 1, 1, 1), degrees(2, 1, 1, 1), degrees(4, 1, 1, 1), degrees(8, 1, 1, 1),
+                               degrees(16, 1, 1, 1)));
 }
 
 TEST(CandidateDegrees, ConcatAndInputNeverSplitChannels) {
@@ -197,8 +197,7 @@ TEST(CandidateDegrees, ConcatAndInputNeverSplitChannels) {
 TEST(EnumerateConfigurations, FirstBlockPutsTileTOnDeviceT) {
   const BigModel m;
   const auto configs = enumerate_configurations(m.layer(m.softmax), 4, 2, kFirst);
-  EXPECT_THAT(configs, ElementsAre(Configuration{degrees(1, 1, 1, 1), {0}},
-                                   Configuration{degrees(2, 1, 1, 1), {0, 1}},
+  EXPECT_THAT(configs, ElementsAre(Configuration{degrees(1, 1, 1, 1), {0}}, Configuration{degrees(2, 1, 1, 1), {0, 1}},
                                    Configuration{degrees(4, 1, 1, 1), {0, 1, 2, 3}}));
   // And for a layer with many candidates: one configuration per degree vector, on 0..p-1.
   const auto conv = enumerate_configurations(m.layer(m.conv), 16, 4, kFirst);
@@ -213,12 +212,12 @@ TEST(EnumerateConfigurations, FirstBlockPutsTileTOnDeviceT) {
 TEST(EnumerateConfigurations, AlignedBlocksTryEveryAlignedBlockOfDevices) {
   // Softmax on 4 devices: n1 on any one of 4, n2 on {0,1} or {2,3}, n4 on all: 7.
   const BigModel m;
-  EXPECT_THAT(enumerate_configurations(m.layer(m.softmax), 4, 2, kAligned),
-              UnorderedElementsAre(Configuration{degrees(1, 1, 1, 1), {0}}, Configuration{degrees(1, 1, 1, 1), {1}},
-                                   Configuration{degrees(1, 1, 1, 1), {2}}, Configuration{degrees(1, 1, 1, 1), {3}},
-                                   Configuration{degrees(2, 1, 1, 1), {0, 1}},
-                                   Configuration{degrees(2, 1, 1, 1), {2, 3}},
-                                   Configuration{degrees(4, 1, 1, 1), {0, 1, 2, 3}}));
+  EXPECT_THAT(
+      enumerate_configurations(m.layer(m.softmax), 4, 2, kAligned),
+      UnorderedElementsAre(Configuration{degrees(1, 1, 1, 1), {0}}, Configuration{degrees(1, 1, 1, 1), {1}},
+                           Configuration{degrees(1, 1, 1, 1), {2}}, Configuration{degrees(1, 1, 1, 1), {3}},
+                           Configuration{degrees(2, 1, 1, 1), {0, 1}}, Configuration{degrees(2, 1, 1, 1), {2, 3}},
+                           Configuration{degrees(4, 1, 1, 1), {0, 1, 2, 3}}));
 }
 
 TEST(EnumerateConfigurations, AlignedBlockCountIsSumOfDevicesOverTileCount) {
@@ -266,8 +265,7 @@ TEST(EnumerateConfigurations, BlocksNoLargerThanANodeStayInsideOneNode) {
 // The enumeration as it was when D and G had to be powers of two: degrees doubling while
 // they divide the extent and the product stays <= D, ordered by tile count (stable), on
 // every aligned block of p devices for kAlignedBlocks.
-std::vector<Configuration> power_of_two_enumeration(const Layer& layer, int device_count,
-                                                    const SpaceOptions& options) {
+std::vector<Configuration> power_of_two_enumeration(const Layer& layer, int device_count, const SpaceOptions& options) {
   const auto dims = splittable_dims(layer.kind);
   std::vector<Degrees> degrees_list;
   auto extend = [&](auto&& self, int dim, Degrees current) -> void {
@@ -305,11 +303,11 @@ struct MixedModel {
   ModelGraph g{"mixed"};
   int input = g.input("x", shape(576, 3, 224, 224));
   int conv = g.conv2d("conv", input, 96, Window::square(7, 2, 3), false);  // 576x96x112x112
-  int pool = g.max_pool("pool", conv, Window::square(3, 2, 1));           // 576x96x56x56
-  int small = g.conv2d("small", pool, 12, Window::square(3, 8, 1), true); // 576x12x7x7
-  int fc = g.fully_connected("fc", small, 1000);                         // 576x1000x1x1
+  int pool = g.max_pool("pool", conv, Window::square(3, 2, 1));            // 576x96x56x56
+  int small = g.conv2d("small", pool, 12, Window::square(3, 8, 1), true);  // 576x12x7x7
+  int fc = g.fully_connected("fc", small, 1000);                           // 576x1000x1x1
   int softmax = g.softmax_cross_entropy("softmax", fc);
-  int concat = g.concat("concat", {pool, pool});                          // 576x192x56x56
+  int concat = g.concat("concat", {pool, pool});  // 576x192x56x56
 };
 
 TEST(EnumerateConfigurations, PowerOfTwoJobsGiveExactlyThePowerOfTwoSpace) {
@@ -323,8 +321,7 @@ TEST(EnumerateConfigurations, PowerOfTwoJobsGiveExactlyThePowerOfTwoSpace) {
     for (int per_node = 1; per_node <= devices && per_node <= 16; per_node *= 2) {
       for (const SpaceOptions& options : {kFirst, kAligned}) {
         for (const Layer* l : layers) {
-          SCOPED_TRACE(l->name + " on " + std::to_string(devices) + " GPUs, " + std::to_string(per_node) +
-                       " per node");
+          SCOPED_TRACE(l->name + " on " + std::to_string(devices) + " GPUs, " + std::to_string(per_node) + " per node");
           // Same configurations, in the same order.
           ASSERT_EQ(enumerate_configurations(*l, devices, per_node, options),
                     power_of_two_enumeration(*l, devices, options));
@@ -344,12 +341,12 @@ TEST(PlaceableTileCount, DivisorsOfANodeOrMultiplesOfANodeThatDivideTheJob) {
     }
     return out;
   };
-  EXPECT_THAT(placeable(12, 4), ElementsAre(1, 2, 4, 12));         // 3 nodes x 4: no 3, 6 or 8
-  EXPECT_THAT(placeable(6, 6), ElementsAre(1, 2, 3, 6));           // 1 node x 6
-  EXPECT_THAT(placeable(3, 1), ElementsAre(1, 3));                 // 3 nodes x 1: no 2
-  EXPECT_THAT(placeable(12, 6), ElementsAre(1, 2, 3, 6, 12));      // 2 nodes x 6
+  EXPECT_THAT(placeable(12, 4), ElementsAre(1, 2, 4, 12));             // 3 nodes x 4: no 3, 6 or 8
+  EXPECT_THAT(placeable(6, 6), ElementsAre(1, 2, 3, 6));               // 1 node x 6
+  EXPECT_THAT(placeable(3, 1), ElementsAre(1, 3));                     // 3 nodes x 1: no 2
+  EXPECT_THAT(placeable(12, 6), ElementsAre(1, 2, 3, 6, 12));          // 2 nodes x 6
   EXPECT_THAT(placeable(48, 8), ElementsAre(1, 2, 4, 8, 16, 24, 48));  // 6 nodes x 8
-  EXPECT_THAT(placeable(18, 3), ElementsAre(1, 3, 6, 9, 18));      // 6 nodes x 3: no 2
+  EXPECT_THAT(placeable(18, 3), ElementsAre(1, 3, 6, 9, 18));          // 6 nodes x 3: no 2
   EXPECT_THAT(placeable(16, 4), ElementsAre(1, 2, 4, 8, 16));
   EXPECT_THAT(placeable(5, 5), ElementsAre(1, 5));
   EXPECT_FALSE(layerplan::placeable_tile_count(4, 10, 4));  // not a whole number of nodes
@@ -416,8 +413,8 @@ TEST(CandidateDegrees, DegreesDivideTheExtentNotJustPowersOfTwo) {
   // or 12; 10 classes: 1 or 2; 120 features: every divisor of 12; a 5x5 map never.
   ModelGraph g("lenet_like");
   const int x = g.input("x", shape(48, 1, 32, 32));
-  const int conv = g.conv2d("conv", x, 6, Window::square(5), true);  // 48x6x28x28
-  const int pool = g.max_pool("pool", conv, Window::square(2, 2, 0));   // 48x6x14x14
+  const int conv = g.conv2d("conv", x, 6, Window::square(5), true);        // 48x6x28x28
+  const int pool = g.max_pool("pool", conv, Window::square(2, 2, 0));      // 48x6x14x14
   const int conv2 = g.conv2d("conv2", pool, 16, Window::square(5), true);  // 48x16x10x10
   const int pool2 = g.max_pool("pool2", conv2, Window::square(2, 2, 0));   // 48x16x5x5
   const int fc = g.fully_connected("fc", pool2, 120);

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "planner/config_space.h"
 #include "model/geometry.h"
 #include "model/layer_math.h"
 #include "model/model_graph.h"
+#include "planner/config_space.h"
 #include "topology/device_graph.h"
 
 namespace {
@@ -33,9 +33,9 @@ using layerplan::ModelGraph;
 using layerplan::PairVolume;
 using layerplan::Shape;
 using layerplan::SyncCost;
+using layerplan::transfer_volumes;
 using layerplan::TransferCost;
 using layerplan::Window;
-using layerplan::transfer_volumes;
 
 Shape shape(int64_t n, int64_t c, int64_t h, int64_t w) { return Shape{{n, c, h, w}}; }
 Degrees degrees(int n, int c, int h, int w) { return Degrees{{n, c, h, w}}; }
@@ -340,9 +340,9 @@ TEST(Transfer, IdenticalConfigurationsOfAnElementwiseLayerMoveNothing) {
   const ReluFixture f;
   const DeviceGraph devices = cluster(2, 2, {1e10, 1e-6}, {1e9, 1e-5});
   const CostModel model(f.g, devices);
-  for (const Configuration& c : {on_block(degrees(1, 1, 1, 1)), on_block(degrees(4, 1, 1, 1)),
-                                 on_block(degrees(1, 1, 2, 2)), on_block(degrees(2, 2, 1, 1)),
-                                 on(degrees(1, 4, 1, 1), {3, 1, 2, 0})}) {
+  for (const Configuration& c :
+       {on_block(degrees(1, 1, 1, 1)), on_block(degrees(4, 1, 1, 1)), on_block(degrees(1, 1, 2, 2)),
+        on_block(degrees(2, 2, 1, 1)), on(degrees(1, 4, 1, 1), {3, 1, 2, 0})}) {
     const TransferCost t = model.transfer(f.relu(), 0, c, c);
     EXPECT_EQ(t.time_s, 0.0) << c.str();
     EXPECT_EQ(t.bytes, 0) << c.str();
@@ -350,7 +350,8 @@ TEST(Transfer, IdenticalConfigurationsOfAnElementwiseLayerMoveNothing) {
   // The same split on other devices moves everything: n2 on {0,1} -> n2 on {2,3} sends
   // 1024 elements = 4096 B over each of 0->2 and 1->3, all across the network:
   // node 0 sends 8192 B / 1e9 = 8.192e-6 s, plus 1e-5 s latency, each way.
-  const TransferCost moved = model.transfer(f.relu(), 0, on_block(degrees(2, 1, 1, 1)), on_block(degrees(2, 1, 1, 1), 2));
+  const TransferCost moved =
+      model.transfer(f.relu(), 0, on_block(degrees(2, 1, 1, 1)), on_block(degrees(2, 1, 1, 1), 2));
   ExpectSeconds(moved.time_s, 2 * (8.192e-6 + 1e-5));
   EXPECT_EQ(moved.bytes, 2 * 2048 * 4);
 }
@@ -363,7 +364,8 @@ TEST(Transfer, DevicesInAnyOrderArePricedByTheirActualPairs) {
   const ReluFixture f;
   const DeviceGraph devices = cluster(2, 2, {1e10, 0.0}, {1e9, 1e-5});
   const CostModel model(f.g, devices);
-  const TransferCost t = model.transfer(f.relu(), 0, on_block(degrees(4, 1, 1, 1)), on(degrees(4, 1, 1, 1), {3, 2, 1, 0}));
+  const TransferCost t =
+      model.transfer(f.relu(), 0, on_block(degrees(4, 1, 1, 1)), on(degrees(4, 1, 1, 1), {3, 2, 1, 0}));
   ExpectSeconds(t.time_s, 2 * (4.096e-6 + 1e-5));
   EXPECT_EQ(t.bytes, 2 * 2048 * 4);
 }
@@ -373,7 +375,8 @@ TEST(Transfer, DevicesInAnyOrderArePricedByTheirActualPairs) {
 // node's network bytes (out or in) over the network bandwidth, plus the largest latency
 // of a link used; twice that for forward + backward.
 TransferCost price_by_the_documented_rule(const ModelGraph& g, const DeviceGraph& devices, const Layer& consumer,
-                                          int slot, const Configuration& producer, const Configuration& consumer_config) {
+                                          int slot, const Configuration& producer,
+                                          const Configuration& consumer_config) {
   std::vector<double> send(static_cast<size_t>(devices.device_count())), recv(send.size());
   std::vector<double> out(static_cast<size_t>(devices.nodes())), in(out.size());
   double latency = 0.0;
@@ -394,7 +397,8 @@ TransferCost price_by_the_documented_rule(const ModelGraph& g, const DeviceGraph
   if (elements == 0) return cost;
   double slowest = 0.0;
   for (size_t d = 0; d < send.size(); ++d) slowest = std::max({slowest, send[d], recv[d]});
-  for (size_t k = 0; k < out.size(); ++k) slowest = std::max({slowest, out[k] / devices.network().bandwidth, in[k] / devices.network().bandwidth});
+  for (size_t k = 0; k < out.size(); ++k)
+    slowest = std::max({slowest, out[k] / devices.network().bandwidth, in[k] / devices.network().bandwidth});
   cost.time_s = 2.0 * (slowest + latency);
   cost.bytes = 2 * elements * 4;
   return cost;
@@ -407,7 +411,7 @@ TEST(Transfer, EveryEnumeratedPairIsPricedByTheDocumentedRule) {
   const int x = g.input("x", shape(8, 8, 8, 8));
   const int conv = g.conv2d("conv", x, 8, Window::square(3, 1, 1), true);
   const int pool = g.max_pool("pool", conv, Window::square(3, 2, 1));  // 8x8x4x4
-  const int gap = g.global_avg_pool("gap", pool);                       // 8x8x1x1
+  const int gap = g.global_avg_pool("gap", pool);                      // 8x8x1x1
   const int fc = g.fully_connected("fc", gap, 16);
   const int relu = g.relu("relu", conv);
   const int cat = g.concat("cat", {conv, relu});
@@ -416,8 +420,8 @@ TEST(Transfer, EveryEnumeratedPairIsPricedByTheDocumentedRule) {
   for (const auto& [nodes, per_node] : {std::pair{2, 4}, std::pair{4, 2}}) {
     const DeviceGraph devices = cluster(nodes, per_node, {1e10, 1e-6}, {1e9, 1e-5});
     const CostModel model(g, devices);
-    for (const auto& [id, slot] : std::vector<std::pair<int, int>>{
-             {conv, 0}, {pool, 0}, {gap, 0}, {fc, 0}, {relu, 0}, {cat, 0}, {cat, 1}}) {
+    for (const auto& [id, slot] :
+         std::vector<std::pair<int, int>>{{conv, 0}, {pool, 0}, {gap, 0}, {fc, 0}, {relu, 0}, {cat, 0}, {cat, 1}}) {
       const Layer& consumer = g.layer(id);
       const Layer& producer_layer = g.layer(consumer.inputs[static_cast<size_t>(slot)]);
       const auto producers = layerplan::enumerate_configurations(producer_layer, 8, per_node, aligned);

@@ -95,8 +95,7 @@ TEST(IdxDataset, EachWorkerReadsExactlyItsSamplesFromPlainAndGzipFiles) {
     EXPECT_EQ(shape.height, 3);
     EXPECT_EQ(shape.width, 2);
     for (int w = 0; w < 3; ++w) {
-      const ImageBatch b =
-          read_idx_dataset(dir.file("img" + suffix), dir.file("lab" + suffix), worker_share(11, w, 3));
+      const ImageBatch b = read_idx_dataset(dir.file("img" + suffix), dir.file("lab" + suffix), worker_share(11, w, 3));
       expect_idx_samples(b, 3, 2);
     }
   }
@@ -125,10 +124,16 @@ TEST(IdxDataset, BadFilesAreUsageErrorsNamingTheFile) {
   expect_error([&] { idx_dataset_shape(dir.file("img"), dir.file("img")); }, dir.file("img"), "not an IDX label file");
   expect_error([&] { idx_dataset_shape(dir.file("img"), dir.file("lab4")); }, dir.file("lab4"),
                "5 images but 4 labels");
-  expect_error([&] { read_idx_dataset(dir.file("truncated"), dir.file("lab"), {0, 5}); }, dir.file("truncated"),
-               "truncated");
-  expect_error([&] { read_idx_dataset(dir.file("img"), dir.file("lab"), {3, 3}); }, dir.file("img"),
-               "samples [3, 6) outside its 5 samples");
+  expect_error(
+      [&] {
+        read_idx_dataset(dir.file("truncated"), dir.file("lab"), {0, 5});
+      },
+      dir.file("truncated"), "truncated");
+  expect_error(
+      [&] {
+        read_idx_dataset(dir.file("img"), dir.file("lab"), {3, 3});
+      },
+      dir.file("img"), "samples [3, 6) outside its 5 samples");
 }
 
 TEST(FashionMnist, DebiansFilesHoldTenBalancedClassesOf28x28Images) {

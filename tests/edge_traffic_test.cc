@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "model/zoo.h"
 #include "planner/config_space.h"
 #include "planner/edge_traffic.h"
-#include "model/zoo.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
@@ -101,11 +101,11 @@ TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnInceptionBlock) {
 ModelGraph every_kind_by_three(int64_t batch) {
   ModelGraph g("every_kind_by_three");
   const int in = g.input("input", {{batch, 6, 12, 12}});
-  const int conv = g.conv2d("conv3x3", in, 12, Window::square(3, 1, 1), true);  // 12x12x12
-  const int pool = g.max_pool("pool_s2", conv, Window::square(3, 2, 1));          // 12x6x6
-  const int side = g.conv2d("conv1x1", pool, 4, Window::square(1), false);        // 4x6x6
-  const int cat = g.concat("concat", {pool, side});                               // 16x6x6
-  const int wide = g.conv2d("conv_wide", cat, 18, Window::square(3, 1, 1), false); // 18x6x6
+  const int conv = g.conv2d("conv3x3", in, 12, Window::square(3, 1, 1), true);      // 12x12x12
+  const int pool = g.max_pool("pool_s2", conv, Window::square(3, 2, 1));            // 12x6x6
+  const int side = g.conv2d("conv1x1", pool, 4, Window::square(1), false);          // 4x6x6
+  const int cat = g.concat("concat", {pool, side});                                 // 16x6x6
+  const int wide = g.conv2d("conv_wide", cat, 18, Window::square(3, 1, 1), false);  // 18x6x6
   const int sum = g.add("add", {wide, wide});
   const int bn = g.batch_norm("bn", sum);
   const int gap = g.global_avg_pool("gap", bn);
@@ -152,10 +152,10 @@ TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationForHandPickedSplitsByThree) {
   const DeviceGraph devices = cluster(3, 4);
   const Layer& conv = g.layer(1);  // conv3x3, reads the input through a halo
   ASSERT_EQ(conv.name, "conv3x3");
-  const std::vector<Degrees> splits = {
-      Degrees{{12, 1, 1, 1}}, Degrees{{4, 3, 1, 1}}, Degrees{{3, 4, 1, 1}}, Degrees{{2, 6, 1, 1}},
-      Degrees{{1, 12, 1, 1}}, Degrees{{1, 1, 3, 4}}, Degrees{{1, 1, 12, 1}}, Degrees{{2, 1, 2, 3}},
-      Degrees{{1, 3, 2, 2}}, Degrees{{3, 1, 1, 4}}, Degrees{{1, 6, 1, 2}}, Degrees{{1, 1, 6, 2}}};
+  const std::vector<Degrees> splits = {Degrees{{12, 1, 1, 1}}, Degrees{{4, 3, 1, 1}},  Degrees{{3, 4, 1, 1}},
+                                       Degrees{{2, 6, 1, 1}},  Degrees{{1, 12, 1, 1}}, Degrees{{1, 1, 3, 4}},
+                                       Degrees{{1, 1, 12, 1}}, Degrees{{2, 1, 2, 3}},  Degrees{{1, 3, 2, 2}},
+                                       Degrees{{3, 1, 1, 4}},  Degrees{{1, 6, 1, 2}},  Degrees{{1, 1, 6, 2}}};
   FactoredEdgeTraffic factored(g, conv, 0, devices);
   EdgeTraffic fast, slow;
   int non_trivial = 0;

@@ -6,9 +6,9 @@
 
 #include <map>
 
-#include "planner/cost_model.h"
 #include "model/layer_math.h"
 #include "model/zoo.h"
+#include "planner/cost_model.h"
 #include "tests/executor_test_util.h"
 
 namespace layerplan::testing {
@@ -127,7 +127,8 @@ TEST(InProcessTransport, DirectAllReduceSumsAndCounts) {
   EXPECT_EQ(transport.counts().statistics.at(4), 3 * 2 * 2);
   EXPECT_TRUE(transport.counts().weight_sync.empty());
   EXPECT_EQ(transport.counts().pairs.size(), 6u);
-  for (const auto& [pair, elements] : transport.counts().pairs) EXPECT_EQ(elements, 2) << pair.first << "->" << pair.second;
+  for (const auto& [pair, elements] : transport.counts().pairs)
+    EXPECT_EQ(elements, 2) << pair.first << "->" << pair.second;
 }
 
 // A ring over a buffer of two layers' segments counts each chunk for the layers it covers.

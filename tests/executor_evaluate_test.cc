@@ -10,7 +10,7 @@ namespace {
 struct Evaluated {
   Executor::Evaluation first, again;
   double next_loss = 0;  // the step after evaluating, on the same batch (training mode)
-  TrainResult after;      // parameters and running statistics after that step
+  TrainResult after;     // parameters and running statistics after that step
 };
 
 Evaluated train_then_evaluate(const ModelGraph& graph, const std::vector<Configuration>& plan, bool evaluate) {
@@ -39,7 +39,7 @@ TEST(ExecutorEvaluate, EveryPlanGivesTheSingleDevicesResultAndChangesNothing) {
   const Evaluated without = train_then_evaluate(graph, single_device_plan(graph), false);
   EXPECT_EQ(want.first.loss, want.again.loss);  // no dropout mask, no running-statistics update
   EXPECT_EQ(want.first.correct, want.again.correct);
-  EXPECT_EQ(want.next_loss, without.next_loss);  // evaluating left the training state alone,
+  EXPECT_EQ(want.next_loss, without.next_loss);               // evaluating left the training state alone,
   EXPECT_EQ(max_difference(want.after, without.after), 0.0);  // running statistics included
   // Eval mode is not training mode: no dropout, running statistics instead of the batch's.
   EXPECT_GT(std::abs(want.first.loss - want.next_loss), 1e-3 * want.next_loss);

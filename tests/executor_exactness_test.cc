@@ -21,8 +21,8 @@ void expect_all_plans_match_one_device(const ModelGraph& graph, int devices,
   ASSERT_GT(std::abs(want.losses.front() - want.losses.back()), 1e-3);
   for (const NamedPlan& plan : plans_to_test(graph, devices, kRandomPlans, 100u + static_cast<uint32_t>(devices))) {
     const TrainResult got = train(graph, plan.configs, kSteps, test_sgd(), "reference", bucket_bytes);
-    EXPECT_LE(max_difference(got, want), kTolerance)
-        << graph.name() << " on " << devices << " devices, " << plan.name << ", buckets of " << bucket_bytes << " bytes";
+    EXPECT_LE(max_difference(got, want), kTolerance) << graph.name() << " on " << devices << " devices, " << plan.name
+                                                     << ", buckets of " << bucket_bytes << " bytes";
   }
 }
 

@@ -105,15 +105,16 @@ inline std::vector<Batch> test_batches(const ModelGraph& graph, int count) {
     std::vector<float> v(static_cast<size_t>(in.elements()));
     for (float& x : v) x = normal(rng);
     Batch b{Tensor(Box::whole(in), std::move(v)), {}};
-    for (int64_t n = 0; n < in.n(); ++n) b.labels.push_back(std::uniform_int_distribution<int64_t>(0, classes - 1)(rng));
+    for (int64_t n = 0; n < in.n(); ++n)
+      b.labels.push_back(std::uniform_int_distribution<int64_t>(0, classes - 1)(rng));
     batches.push_back(std::move(b));
   }
   return batches;
 }
 
 struct TrainResult {
-  std::vector<double> losses;                // per step
-  std::vector<LayerParams> params;           // per layer (empty for kinds without parameters)
+  std::vector<double> losses;       // per step
+  std::vector<LayerParams> params;  // per layer (empty for kinds without parameters)
   TrafficCounts traffic;
 };
 
@@ -149,8 +150,7 @@ inline double max_difference(const TrainResult& got, const TrainResult& want) {
   for (size_t id = 0; id < want.params.size(); ++id) {
     const LayerParams &g = got.params[id], &w = want.params[id];
     worst = std::max({worst, relative_error(g.weight, w.weight), relative_error(g.bias, w.bias),
-                      relative_error(g.running_mean, w.running_mean),
-                      relative_error(g.running_var, w.running_var)});
+                      relative_error(g.running_mean, w.running_mean), relative_error(g.running_var, w.running_var)});
   }
   return worst;
 }

@@ -35,19 +35,19 @@ namespace {
 using layerplan::Box;
 using layerplan::Configuration;
 using layerplan::Degrees;
+using layerplan::intersect;
 using layerplan::Interval;
+using layerplan::kNumDims;
 using layerplan::Layer;
 using layerplan::ModelGraph;
 using layerplan::PairVolume;
-using layerplan::Shape;
-using layerplan::Window;
-using layerplan::intersect;
-using layerplan::kNumDims;
 using layerplan::required_input_box;
+using layerplan::Shape;
 using layerplan::tile_box;
 using layerplan::tile_coords;
 using layerplan::tile_index;
 using layerplan::transfer_volumes;
+using layerplan::Window;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -84,13 +84,11 @@ std::vector<Degrees> all_degrees(const Shape& s, int max_tiles) {
 // Independent reference for transfer_volumes: intersect every consumer tile's required
 // box with every producer tile's box, no cleverness.
 std::vector<PairVolume> brute_force_volumes(const ModelGraph& g, const Layer& consumer, int slot,
-                                            const Configuration& producer,
-                                            const Configuration& consumer_config) {
+                                            const Configuration& producer, const Configuration& consumer_config) {
   const Shape& in = g.input_shape(consumer, slot);
   std::map<std::pair<int, int>, int64_t> sums;
   for (int q = 0; q < consumer_config.tiles(); ++q) {
-    const Box need = required_input_box(g, consumer, slot,
-                                        tile_box(consumer.output, consumer_config.degrees, q));
+    const Box need = required_input_box(g, consumer, slot, tile_box(consumer.output, consumer_config.degrees, q));
     for (int p = 0; p < producer.tiles(); ++p) {
       const int src = producer.devices[static_cast<size_t>(p)];
       const int dst = consumer_config.devices[static_cast<size_t>(q)];
@@ -105,9 +103,8 @@ std::vector<PairVolume> brute_force_volumes(const ModelGraph& g, const Layer& co
 
 std::vector<PairVolume> reversed(std::vector<PairVolume> v) {
   for (PairVolume& p : v) std::swap(p.src, p.dst);
-  std::sort(v.begin(), v.end(), [](const PairVolume& a, const PairVolume& b) {
-    return std::pair(a.src, a.dst) < std::pair(b.src, b.dst);
-  });
+  std::sort(v.begin(), v.end(),
+            [](const PairVolume& a, const PairVolume& b) { return std::pair(a.src, a.dst) < std::pair(b.src, b.dst); });
   return v;
 }
 
@@ -124,10 +121,9 @@ TEST(TransferVolumes, ElementwiseSampleSplitToChannelSplitMovesAllButOneSixteent
   const int x = g.input("x", shape(8, 4, 8, 8));
   const Layer& relu = g.layer(g.relu("relu", x));
   EXPECT_THAT(transfer_volumes(g, relu, 0, on_block(degrees(4, 1, 1, 1)), on_block(degrees(1, 4, 1, 1))),
-              ElementsAre(PairVolume{0, 1, 128}, PairVolume{0, 2, 128}, PairVolume{0, 3, 128},
-                          PairVolume{1, 0, 128}, PairVolume{1, 2, 128}, PairVolume{1, 3, 128},
-                          PairVolume{2, 0, 128}, PairVolume{2, 1, 128}, PairVolume{2, 3, 128},
-                          PairVolume{3, 0, 128}, PairVolume{3, 1, 128}, PairVolume{3, 2, 128}));
+              ElementsAre(PairVolume{0, 1, 128}, PairVolume{0, 2, 128}, PairVolume{0, 3, 128}, PairVolume{1, 0, 128},
+                          PairVolume{1, 2, 128}, PairVolume{1, 3, 128}, PairVolume{2, 0, 128}, PairVolume{2, 1, 128},
+                          PairVolume{2, 3, 128}, PairVolume{3, 0, 128}, PairVolume{3, 1, 128}, PairVolume{3, 2, 128}));
 }
 
 TEST(TransferVolumes, ConvSampleSplitConsumerGathersWholeSamplesFromSpatialTiles) {
@@ -142,10 +138,9 @@ TEST(TransferVolumes, ConvSampleSplitConsumerGathersWholeSamplesFromSpatialTiles
   const int x = g.input("x", shape(4, 2, 8, 8));
   const Layer& conv = g.layer(g.conv2d("conv", x, 4, Window::square(3, 1, 1), false));
   EXPECT_THAT(transfer_volumes(g, conv, 0, on_block(degrees(1, 1, 2, 2)), on_block(degrees(4, 1, 1, 1))),
-              ElementsAre(PairVolume{0, 1, 32}, PairVolume{0, 2, 32}, PairVolume{0, 3, 32},
-                          PairVolume{1, 0, 32}, PairVolume{1, 2, 32}, PairVolume{1, 3, 32},
-                          PairVolume{2, 0, 32}, PairVolume{2, 1, 32}, PairVolume{2, 3, 32},
-                          PairVolume{3, 0, 32}, PairVolume{3, 1, 32}, PairVolume{3, 2, 32}));
+              ElementsAre(PairVolume{0, 1, 32}, PairVolume{0, 2, 32}, PairVolume{0, 3, 32}, PairVolume{1, 0, 32},
+                          PairVolume{1, 2, 32}, PairVolume{1, 3, 32}, PairVolume{2, 0, 32}, PairVolume{2, 1, 32},
+                          PairVolume{2, 3, 32}, PairVolume{3, 0, 32}, PairVolume{3, 1, 32}, PairVolume{3, 2, 32}));
 }
 
 TEST(TransferVolumes, ConvSameHeightSplitMovesOnlyOneHaloRowPerNeighbour) {
@@ -159,8 +154,8 @@ TEST(TransferVolumes, ConvSameHeightSplitMovesOnlyOneHaloRowPerNeighbour) {
   const Layer& conv = g.layer(g.conv2d("conv", x, 4, Window::square(3, 1, 1), true));
   const Configuration h4 = on_block(degrees(1, 1, 4, 1));
   EXPECT_THAT(transfer_volumes(g, conv, 0, h4, h4),
-              ElementsAre(PairVolume{0, 1, 30}, PairVolume{1, 0, 30}, PairVolume{1, 2, 30},
-                          PairVolume{2, 1, 30}, PairVolume{2, 3, 30}, PairVolume{3, 2, 30}));
+              ElementsAre(PairVolume{0, 1, 30}, PairVolume{1, 0, 30}, PairVolume{1, 2, 30}, PairVolume{2, 1, 30},
+                          PairVolume{2, 3, 30}, PairVolume{3, 2, 30}));
 }
 
 TEST(TransferVolumes, ConvChannelSplitConsumerNeedsAllInputChannels) {
@@ -175,8 +170,7 @@ TEST(TransferVolumes, ConvChannelSplitConsumerNeedsAllInputChannels) {
   const Layer& conv = g.layer(conv_id);
   const Layer& relu = g.layer(relu_id);
   const Configuration c2 = on_block(degrees(1, 2, 1, 1));
-  EXPECT_THAT(transfer_volumes(g, conv, 0, c2, c2),
-              ElementsAre(PairVolume{0, 1, 64}, PairVolume{1, 0, 64}));
+  EXPECT_THAT(transfer_volumes(g, conv, 0, c2, c2), ElementsAre(PairVolume{0, 1, 64}, PairVolume{1, 0, 64}));
   // An element-wise layer with the same split reads only its own channels: nothing moves.
   EXPECT_THAT(transfer_volumes(g, relu, 0, c2, c2), IsEmpty());
 }
@@ -212,8 +206,7 @@ TEST(TransferVolumes, ConcatSlotsAreReadAtTheirChannelOffset) {
   EXPECT_THAT(transfer_volumes(g, cat, 0, whole_on_2, c2), ElementsAre(PairVolume{2, 0, 64}));
   // Slot 1: device 0 needs b's channels [0, 2) (concat channels 2-3): 2 x 2 x 16 = 64;
   // device 1 needs b's channels [2, 6) (concat 4-7): 2 x 4 x 16 = 128.
-  EXPECT_THAT(transfer_volumes(g, cat, 1, whole_on_2, c2),
-              ElementsAre(PairVolume{2, 0, 64}, PairVolume{2, 1, 128}));
+  EXPECT_THAT(transfer_volumes(g, cat, 1, whole_on_2, c2), ElementsAre(PairVolume{2, 0, 64}, PairVolume{2, 1, 128}));
 }
 
 TEST(RequiredInputBox, ConcatTileOutsideAnInputsChannelsNeedsNothingFromIt) {
@@ -320,7 +313,8 @@ TEST(TransferVolumes, AgreesWithBruteForceBoxIntersection) {
   const int x = g.input("x", shape(8, 8, 8, 8));
   const int y = g.input("y", shape(8, 4, 8, 8));
   const int cat = g.concat("cat", {x, y});
-  const std::vector<std::pair<int, int>> consumers = {  // (layer id, slot)
+  const std::vector<std::pair<int, int>> consumers = {
+      // (layer id, slot)
       {g.conv2d("conv3", x, 8, Window::square(3, 1, 1), true), 0},
       {g.conv2d("conv5s2", x, 4, Window::square(5, 2, 2), false), 0},
       {g.max_pool("pool3s2", x, Window::square(3, 2, 1)), 0},
@@ -347,8 +341,7 @@ TEST(TransferVolumes, AgreesWithBruteForceBoxIntersection) {
           const Configuration consumer_config = on_block(cd);
           ASSERT_EQ(transfer_volumes(g, consumer, slot, producer, consumer_config),
                     brute_force_volumes(g, consumer, slot, producer, consumer_config))
-              << consumer.name << " slot " << slot << ": " << producer.str() << " -> "
-              << consumer_config.str();
+              << consumer.name << " slot " << slot << ": " << producer.str() << " -> " << consumer_config.str();
           ++checked;
         }
       }
@@ -371,7 +364,7 @@ TEST(Tiles, CoverTheTensorExactlyOnceForEveryDegreeVector) {
       int64_t total = 0;
       for (size_t i = 0; i < boxes.size(); ++i) {
         EXPECT_EQ(boxes[i].volume(), s.elements() / d.product());  // equal tiles
-        EXPECT_EQ(intersect(boxes[i], whole), boxes[i]);            // inside the tensor
+        EXPECT_EQ(intersect(boxes[i], whole), boxes[i]);           // inside the tensor
         for (size_t j = i + 1; j < boxes.size(); ++j) {
           EXPECT_TRUE(intersect(boxes[i], boxes[j]).empty()) << boxes[i].str() << " " << boxes[j].str();
         }
@@ -444,16 +437,12 @@ TEST(RequiredInputBox, ClipsTheHaloAtTheBorders) {
   const Layer& conv3 = g.layer(conv3_id);
   const Layer& conv5 = g.layer(conv5_id);
   // Rows [0, 4) read [-1, 5), clipped to [0, 5); rows [4, 8) read [3, 9) -> [3, 8).
-  EXPECT_EQ(required_input_box(g, conv3, 0, box({0, 1}, {0, 2}, {0, 4}, {0, 8})),
-            box({0, 1}, {0, 1}, {0, 5}, {0, 8}));
-  EXPECT_EQ(required_input_box(g, conv3, 0, box({0, 1}, {0, 2}, {4, 8}, {0, 8})),
-            box({0, 1}, {0, 1}, {3, 8}, {0, 8}));
+  EXPECT_EQ(required_input_box(g, conv3, 0, box({0, 1}, {0, 2}, {0, 4}, {0, 8})), box({0, 1}, {0, 1}, {0, 5}, {0, 8}));
+  EXPECT_EQ(required_input_box(g, conv3, 0, box({0, 1}, {0, 2}, {4, 8}, {0, 8})), box({0, 1}, {0, 1}, {3, 8}, {0, 8}));
   // An interior block keeps its halo on both sides: rows [2, 4) read [1, 5).
-  EXPECT_EQ(required_input_box(g, conv3, 0, box({0, 1}, {1, 2}, {2, 4}, {0, 8})),
-            box({0, 1}, {0, 1}, {1, 5}, {0, 8}));
+  EXPECT_EQ(required_input_box(g, conv3, 0, box({0, 1}, {1, 2}, {2, 4}, {0, 8})), box({0, 1}, {0, 1}, {1, 5}, {0, 8}));
   // 5x5 pad 2, a corner: rows [0, 2) read [-2, 4) -> [0, 4); cols [6, 8) read [4, 10) -> [4, 8).
-  EXPECT_EQ(required_input_box(g, conv5, 0, box({0, 1}, {0, 2}, {0, 2}, {6, 8})),
-            box({0, 1}, {0, 1}, {0, 4}, {4, 8}));
+  EXPECT_EQ(required_input_box(g, conv5, 0, box({0, 1}, {0, 2}, {0, 2}, {6, 8})), box({0, 1}, {0, 1}, {0, 4}, {4, 8}));
 }
 
 TEST(RequiredInputBox, PoolingKeepsChannelsConvolutionReadsAllOfThem) {
@@ -464,18 +453,15 @@ TEST(RequiredInputBox, PoolingKeepsChannelsConvolutionReadsAllOfThem) {
   // (Layer references are taken after the graph stops growing.)
   const Layer& pool = g.layer(pool_id);
   const Layer& conv = g.layer(conv_id);
-  EXPECT_EQ(required_input_box(g, pool, 0, box({1, 2}, {2, 3}, {0, 1}, {1, 2})),
-            box({1, 2}, {2, 3}, {0, 2}, {2, 4}));
-  EXPECT_EQ(required_input_box(g, conv, 0, box({1, 2}, {6, 8}, {0, 2}, {2, 4})),
-            box({1, 2}, {0, 4}, {0, 2}, {2, 4}));
+  EXPECT_EQ(required_input_box(g, pool, 0, box({1, 2}, {2, 3}, {0, 1}, {1, 2})), box({1, 2}, {2, 3}, {0, 2}, {2, 4}));
+  EXPECT_EQ(required_input_box(g, conv, 0, box({1, 2}, {6, 8}, {0, 2}, {2, 4})), box({1, 2}, {0, 4}, {0, 2}, {2, 4}));
 }
 
 TEST(RequiredInputBox, FlattenSplitAlongChannelsIsALogicError) {
   ModelGraph g("flatten");
   const int x = g.input("x", shape(4, 2, 2, 2));
   const Layer& flat = g.layer(g.flatten("flat", x));  // 4x8x1x1
-  EXPECT_EQ(required_input_box(g, flat, 0, box({2, 4}, {0, 8}, {0, 1}, {0, 1})),
-            box({2, 4}, {0, 2}, {0, 2}, {0, 2}));
+  EXPECT_EQ(required_input_box(g, flat, 0, box({2, 4}, {0, 8}, {0, 1}, {0, 1})), box({2, 4}, {0, 2}, {0, 2}, {0, 2}));
   EXPECT_THROW(required_input_box(g, flat, 0, box({0, 4}, {0, 4}, {0, 1}, {0, 1})), std::logic_error);
 }
 

@@ -21,10 +21,9 @@ using ::testing::HasSubstr;
 NodeTopology four_gpus() {
   NodeTopology node;
   node.origin = "test";
-  const std::vector<std::string> uuids = {"GPU-1a2b0000-0000-0000-0000-000000000000",
-                                          "GPU-1a2c0000-0000-0000-0000-000000000000",
-                                          "GPU-77770000-0000-0000-0000-000000000000",
-                                          "GPU-88880000-0000-0000-0000-000000000000"};
+  const std::vector<std::string> uuids = {
+      "GPU-1a2b0000-0000-0000-0000-000000000000", "GPU-1a2c0000-0000-0000-0000-000000000000",
+      "GPU-77770000-0000-0000-0000-000000000000", "GPU-88880000-0000-0000-0000-000000000000"};
   for (int i = 0; i < 4; ++i) {
     GpuInfo gpu;
     gpu.pci_bus_id = "0000:0" + std::to_string(i) + ":00.0";

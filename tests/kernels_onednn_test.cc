@@ -6,8 +6,8 @@
 #include <random>
 
 #include "kernels_test_util.h"
-#include "planner/config_space.h"
 #include "model/zoo.h"
+#include "planner/config_space.h"
 #include "runtime/kernels/reference_kernels.h"
 
 namespace layerplan {

@@ -47,9 +47,9 @@ inline LayerParams random_params(const ModelGraph& graph, const Layer& layer, st
 
 // Whole tensors of one layer: what the tiles read.
 struct LayerData {
-  std::vector<Tensor> inputs;  // per slot, each over its whole shape
-  LayerParams params;          // all channels (has_params kinds only)
-  Tensor grad_output;          // over the whole output
+  std::vector<Tensor> inputs;   // per slot, each over its whole shape
+  LayerParams params;           // all channels (has_params kinds only)
+  Tensor grad_output;           // over the whole output
   std::vector<int64_t> labels;  // loss only: one per sample
   uint64_t seed = 11;           // dropout only
 };
@@ -120,17 +120,33 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
     const Box& b = boxes[static_cast<size_t>(t)];
     Tensor& y = outputs[static_cast<size_t>(t)];
     switch (layer.kind) {
-      case LayerKind::kConv2d: y = kernels.conv2d_forward(l, params_of(b), input_of(t, 0), b); break;
-      case LayerKind::kMaxPool: y = kernels.max_pool_forward(l, input_of(t, 0), b); break;
-      case LayerKind::kAvgPool: y = kernels.avg_pool_forward(l, input_of(t, 0), b); break;
-      case LayerKind::kGlobalAvgPool: y = kernels.global_avg_pool_forward(l, input_of(t, 0), b); break;
-      case LayerKind::kFullyConnected: y = kernels.fully_connected_forward(l, params_of(b), input_of(t, 0), b); break;
-      case LayerKind::kRelu: y = kernels.relu_forward(l, input_of(t, 0), b); break;
+      case LayerKind::kConv2d:
+        y = kernels.conv2d_forward(l, params_of(b), input_of(t, 0), b);
+        break;
+      case LayerKind::kMaxPool:
+        y = kernels.max_pool_forward(l, input_of(t, 0), b);
+        break;
+      case LayerKind::kAvgPool:
+        y = kernels.avg_pool_forward(l, input_of(t, 0), b);
+        break;
+      case LayerKind::kGlobalAvgPool:
+        y = kernels.global_avg_pool_forward(l, input_of(t, 0), b);
+        break;
+      case LayerKind::kFullyConnected:
+        y = kernels.fully_connected_forward(l, params_of(b), input_of(t, 0), b);
+        break;
+      case LayerKind::kRelu:
+        y = kernels.relu_forward(l, input_of(t, 0), b);
+        break;
       case LayerKind::kBatchNorm:
         y = kernels.batch_norm_forward(l, params_of(b), input_of(t, 0), stats.at(b.dim[1].lo), b);
         break;
-      case LayerKind::kDropout: y = kernels.dropout_forward(l, input_of(t, 0), b, d.seed); break;
-      case LayerKind::kFlatten: y = kernels.flatten_forward(l, input_of(t, 0), b); break;
+      case LayerKind::kDropout:
+        y = kernels.dropout_forward(l, input_of(t, 0), b, d.seed);
+        break;
+      case LayerKind::kFlatten:
+        y = kernels.flatten_forward(l, input_of(t, 0), b);
+        break;
       case LayerKind::kConcat:
       case LayerKind::kAdd: {
         std::vector<Tensor> ins;
@@ -146,7 +162,8 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
         r.loss += lt.loss;
         break;
       }
-      case LayerKind::kInput: throw std::logic_error("input layers have no kernel");
+      case LayerKind::kInput:
+        throw std::logic_error("input layers have no kernel");
     }
     if (y.box() != b) throw std::logic_error("kernel returned " + y.box().str() + " for tile " + b.str());
     copy_intersection(y, &r.output);
@@ -179,22 +196,39 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
         dx.push_back(std::move(g.input));
         break;
       }
-      case LayerKind::kMaxPool: dx.push_back(kernels.max_pool_backward(l, input_of(t, 0), dy)); break;
-      case LayerKind::kAvgPool: dx.push_back(kernels.avg_pool_backward(l, dy)); break;
-      case LayerKind::kGlobalAvgPool: dx.push_back(kernels.global_avg_pool_backward(l, dy)); break;
-      case LayerKind::kRelu: dx.push_back(kernels.relu_backward(l, outputs[static_cast<size_t>(t)], dy)); break;
+      case LayerKind::kMaxPool:
+        dx.push_back(kernels.max_pool_backward(l, input_of(t, 0), dy));
+        break;
+      case LayerKind::kAvgPool:
+        dx.push_back(kernels.avg_pool_backward(l, dy));
+        break;
+      case LayerKind::kGlobalAvgPool:
+        dx.push_back(kernels.global_avg_pool_backward(l, dy));
+        break;
+      case LayerKind::kRelu:
+        dx.push_back(kernels.relu_backward(l, outputs[static_cast<size_t>(t)], dy));
+        break;
       case LayerKind::kBatchNorm:
         dx.push_back(kernels.batch_norm_backward(l, params_of(b), input_of(t, 0), dy, stats.at(b.dim[1].lo),
                                                  grad_stats.at(b.dim[1].lo)));
         break;
-      case LayerKind::kDropout: dx.push_back(kernels.dropout_backward(l, dy, d.seed)); break;
-      case LayerKind::kFlatten: dx.push_back(kernels.flatten_backward(l, dy)); break;
-      case LayerKind::kConcat: dx = kernels.concat_backward(l, dy); break;
-      case LayerKind::kAdd: dx = kernels.add_backward(l, dy); break;
+      case LayerKind::kDropout:
+        dx.push_back(kernels.dropout_backward(l, dy, d.seed));
+        break;
+      case LayerKind::kFlatten:
+        dx.push_back(kernels.flatten_backward(l, dy));
+        break;
+      case LayerKind::kConcat:
+        dx = kernels.concat_backward(l, dy);
+        break;
+      case LayerKind::kAdd:
+        dx = kernels.add_backward(l, dy);
+        break;
       case LayerKind::kSoftmaxCrossEntropy:
         dx.push_back(kernels.softmax_cross_entropy_backward(l, outputs[static_cast<size_t>(t)], labels_of(b)));
         break;
-      case LayerKind::kInput: break;
+      case LayerKind::kInput:
+        break;
     }
     for (size_t slot = 0; slot < dx.size(); ++slot) {
       const Box want = l.required_input(static_cast<int>(slot), b);

@@ -118,7 +118,8 @@ TEST(KernelTiles, TheWholeTensorGradientIsNotJustOneTilesShare) {
   ReferenceKernels kernels;
   const LayerResult whole = run_tiled(kernels, g, conv, d, Degrees{});
   const Box tile = tile_box(g.layer(conv).output, Degrees{{1, 1, 2, 1}}, 0);
-  const WeightedGrads one = kernels.conv2d_backward(LayerRef(g, conv), d.params, d.inputs[0], crop(d.grad_output, tile));
+  const WeightedGrads one =
+      kernels.conv2d_backward(LayerRef(g, conv), d.params, d.inputs[0], crop(d.grad_output, tile));
   Tensor partial(Box::whole(g.layer(0).output));
   add_intersection(one.input, &partial);
   EXPECT_GT(relative_error(partial.values(), whole.grad_inputs[0].values()), 0.1);

@@ -25,7 +25,9 @@ const json& cases() {
   return data.at("cases");
 }
 
-Shape shape_of(const json& j) { return Shape{{j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>(), j[3].get<int64_t>()}}; }
+Shape shape_of(const json& j) {
+  return Shape{{j[0].get<int64_t>(), j[1].get<int64_t>(), j[2].get<int64_t>(), j[3].get<int64_t>()}};
+}
 std::vector<float> floats(const json& j) { return j.get<std::vector<float>>(); }
 
 Window window_of(const json& w) {
@@ -45,19 +47,32 @@ ModelGraph graph_of(const json& c) {
     ins.push_back(g.input("in", shape_of(c.at("input_shape"))));
   }
   const int x = ins[0];
-  if (kind == "conv2d") g.conv2d("layer", x, c["out_channels"], window_of(c["window"]), c["bias"]);
-  else if (kind == "max_pool") g.max_pool("layer", x, window_of(c["window"]));
-  else if (kind == "avg_pool") g.avg_pool("layer", x, window_of(c["window"]));
-  else if (kind == "global_avg_pool") g.global_avg_pool("layer", x);
-  else if (kind == "fully_connected") g.fully_connected("layer", x, c["out_channels"]);
-  else if (kind == "relu") g.relu("layer", x);
-  else if (kind == "batch_norm") g.batch_norm("layer", x);
-  else if (kind == "dropout") g.dropout("layer", x);
-  else if (kind == "flatten") g.flatten("layer", x);
-  else if (kind == "concat") g.concat("layer", ins);
-  else if (kind == "add") g.add("layer", ins);
-  else if (kind == "softmax_cross_entropy") g.softmax_cross_entropy("layer", x);
-  else throw std::runtime_error("unknown kind " + kind);
+  if (kind == "conv2d")
+    g.conv2d("layer", x, c["out_channels"], window_of(c["window"]), c["bias"]);
+  else if (kind == "max_pool")
+    g.max_pool("layer", x, window_of(c["window"]));
+  else if (kind == "avg_pool")
+    g.avg_pool("layer", x, window_of(c["window"]));
+  else if (kind == "global_avg_pool")
+    g.global_avg_pool("layer", x);
+  else if (kind == "fully_connected")
+    g.fully_connected("layer", x, c["out_channels"]);
+  else if (kind == "relu")
+    g.relu("layer", x);
+  else if (kind == "batch_norm")
+    g.batch_norm("layer", x);
+  else if (kind == "dropout")
+    g.dropout("layer", x);
+  else if (kind == "flatten")
+    g.flatten("layer", x);
+  else if (kind == "concat")
+    g.concat("layer", ins);
+  else if (kind == "add")
+    g.add("layer", ins);
+  else if (kind == "softmax_cross_entropy")
+    g.softmax_cross_entropy("layer", x);
+  else
+    throw std::runtime_error("unknown kind " + kind);
   return g;
 }
 

@@ -3,9 +3,9 @@
 // afterwards, its own CPUs and a matching OMP_NUM_THREADS; its lines come out prefixed;
 // when a rank fails, all stop within 10 s and the launcher names that rank and exits
 // non-zero; Ctrl-C stops them all; bad flags give one line and exit 2.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -270,8 +270,8 @@ TEST(Launch, ASpinCountTheUserSetIsKept) {
 
 TEST(Launch, MoreRanksThanCpusSayThatTheyShareAndRunOneThreadEach) {
   const int cpus = static_cast<int>(allowed_cpus().size());
-  Launch run({"launch", "--nproc", std::to_string(cpus + 1), "--", kWorker, "--print-env", "--no-comm", "--steps",
-              "1"});
+  Launch run(
+      {"launch", "--nproc", std::to_string(cpus + 1), "--", kWorker, "--print-env", "--no-comm", "--steps", "1"});
   ASSERT_EQ(run.wait(), 0) << run.describe();
   EXPECT_THAT(run.err(), HasSubstr("ranks share CPUs, 1 thread each"));
   for (const auto& [rank, fields] : env_lines(run.out())) EXPECT_EQ(fields.at("omp"), "1") << "rank " << rank;
@@ -304,8 +304,8 @@ TEST(Launch, KillingOneRankOfATrainingRunStopsAllWithinTenSecondsAndNamesIt) {
   // `layerplan train` itself on 4 ranks with LeNet-5's plan for 4 devices, long enough
   // that it is mid-run when rank 2 gets SIGKILL.
   const fs::path plan = fs::temp_directory_path() / ("layerplan_kill_test_" + std::to_string(::getpid()) + ".json");
-  Launch planning({"plan", "--model", "lenet5", "--batch", "16", "--gpus", "4", "--gpus-per-node", "4", "--json",
-                   plan.string()});
+  Launch planning(
+      {"plan", "--model", "lenet5", "--batch", "16", "--gpus", "4", "--gpus-per-node", "4", "--json", plan.string()});
   ASSERT_EQ(planning.wait(), 0) << planning.describe();
   Launch run({"launch", "--nproc", "4", "--", kBinary, "train", "--plan", plan.string(), "--data", "synthetic",
               "--steps", "100000", "--log-every", "1"});
@@ -337,8 +337,8 @@ TEST(Launch, ARankThatHangsInACollectiveMakesItsPeersTimeOutAndAllStop) {
 }
 
 TEST(Launch, CtrlCIsForwardedAndStopsEveryRank) {
-  Launch run({"launch", "--nproc", "2", "--", kWorker, "--print-env", "--no-comm", "--steps", "1000", "--sleep-ms",
-              "50"});
+  Launch run(
+      {"launch", "--nproc", "2", "--", kWorker, "--print-env", "--no-comm", "--steps", "1000", "--sleep-ms", "50"});
   ASSERT_TRUE(run.wait_for_output("[rank 1] step 1 ok")) << run.describe();
   run.signal(SIGINT);
   EXPECT_EQ(run.wait(), 128 + SIGINT) << run.describe();

@@ -79,8 +79,8 @@ TEST_F(NvmlLinks, FullyMeshedGpusBecomeNvlinkPairsTheOthersStayPcie) {
 TEST_F(NvmlLinks, SwitchLinksBecomeNvswitchPairsAndFillWhatHwlocLacked) {
   setenv("LAYERPLAN_FAKE_NVML_GPUS",
          "0000:10:1c.0,0000:10:1d.0,0000:20:1c.0,0000:20:1d.0,0000:90:1c.0,0000:90:1d.0,0000:a0:1c.0,0000:a0:1d.0", 1);
-  setenv("LAYERPLAN_FAKE_NVML_SWITCHES", "0000:80:1a.0,0000:80:1b.0,0000:80:1c.0,0000:80:1d.0,0000:80:1e.0,0000:80:1f.0",
-         1);
+  setenv("LAYERPLAN_FAKE_NVML_SWITCHES",
+         "0000:80:1a.0,0000:80:1b.0,0000:80:1c.0,0000:80:1d.0,0000:80:1e.0,0000:80:1f.0", 1);
   setenv("LAYERPLAN_FAKE_NVML_VERSION", "5", 1);  // what A100s report (NVLink 3.1)
   const NodeTopology node = find_links(read_fixture(kP4d), /*from_xml=*/false, /*use_nvml=*/true);
   ASSERT_EQ(node.gpu_count(), 8);
@@ -159,7 +159,8 @@ TEST_F(NvmlLinks, NvmlReportingNoLinksMeansPcieWithoutGuessing) {
   const NodeTopology node = find_links(read_fixture(kP4d), false, true);
   // p4d's GPUs are unknown to this fake NVML, but NVML answered: no NVSwitch guess.
   EXPECT_EQ(node.link(0, 1).kind, PathKind::kHostBridge);
-  EXPECT_THAT(node.notes, ElementsAre(HasSubstr("could not open 8 of 8"), "NVML reports no active NVLink: PCIe rules used"));
+  EXPECT_THAT(node.notes,
+              ElementsAre(HasSubstr("could not open 8 of 8"), "NVML reports no active NVLink: PCIe rules used"));
 }
 
 TEST_F(NvmlLinks, NvmlIsShutDownAfterUse) {

@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "common/error.h"
-#include "planner/planner.h"
 #include "model/zoo.h"
+#include "planner/planner.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 DeviceGraph paper_devices(int gpus) {
   ClusterSpec spec = ClusterSpec::paper_cluster();
@@ -143,8 +143,7 @@ TEST(PlanFileRoundTrip, OtherModelsAndATimedOutPlanRoundTrip) {
   for (const std::string name : {"lenet5", "vgg16", "resnet50", "inception_v3"}) {
     const ModelGraph graph = build_zoo_model(name, 128);
     const Plan plan = make_plan(graph, devices);
-    EXPECT_EQ(configurations_from_json(plan_to_json(plan, graph, devices), graph, 4), configs_of(plan.chosen))
-        << name;
+    EXPECT_EQ(configurations_from_json(plan_to_json(plan, graph, devices), graph, 4), configs_of(plan.chosen)) << name;
   }
   const ModelGraph graph = vgg16(128);
   PlanOptions options;
@@ -294,7 +293,7 @@ TEST_F(AlexNetPlanFile, RejectsMissingOrRenamedLayers) {
 
 TEST_F(AlexNetPlanFile, RejectsTextThatIsNotJson) {
   for (const std::string& bad : {std::string(""), std::string("not json"), std::string("{\"format\": "),
-                                text().substr(0, text().size() / 2), std::string("layers = 3\n")}) {
+                                 text().substr(0, text().size() / 2), std::string("layers = 3\n")}) {
     rejection(bad, graph());
   }
 }

@@ -17,17 +17,17 @@
 #include <vector>
 
 #include "common/error.h"
-#include "planner/cost_model.h"
 #include "model/zoo.h"
+#include "planner/cost_model.h"
 #include "tests/brute_force_oracle.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
 namespace {
 
-using ::testing::HasSubstr;
-using ::layerplan::testing::OracleResult;
 using ::layerplan::testing::brute_force_minimum;
+using ::layerplan::testing::OracleResult;
+using ::testing::HasSubstr;
 
 constexpr int64_t kImagesPerGpu = 32;
 
@@ -257,8 +257,7 @@ TEST(PlanOptions, UnfusedElementwiseLayersNeverGiveAWorseOptimum) {
     unfused.fuse_elementwise = false;
     const Plan fused_plan = make_plan(graph, devices);
     const Plan unfused_plan = make_plan(graph, devices, unfused);
-    EXPECT_LE(unfused_plan.chosen.step_s(), fused_plan.chosen.step_s() + tolerance(fused_plan.chosen.step_s()))
-        << name;
+    EXPECT_LE(unfused_plan.chosen.step_s(), fused_plan.chosen.step_s() + tolerance(fused_plan.chosen.step_s())) << name;
     // Unfused, every layer is its own search node; fused, some share one.
     const std::set<int> unfused_units(unfused_plan.unit_of_layer.begin(), unfused_plan.unit_of_layer.end());
     const std::set<int> fused_units(fused_plan.unit_of_layer.begin(), fused_plan.unit_of_layer.end());
@@ -267,8 +266,10 @@ TEST(PlanOptions, UnfusedElementwiseLayersNeverGiveAWorseOptimum) {
     // A fused element-wise layer has exactly its producer's configuration.
     for (const Layer& l : graph.layers()) {
       const auto id = static_cast<size_t>(l.id);
-      if (l.inputs.size() == 1 && fused_plan.unit_of_layer[id] == fused_plan.unit_of_layer[static_cast<size_t>(l.inputs[0])]) {
-        EXPECT_EQ(fused_plan.chosen.layers[id].config, fused_plan.chosen.layers[static_cast<size_t>(l.inputs[0])].config)
+      if (l.inputs.size() == 1 &&
+          fused_plan.unit_of_layer[id] == fused_plan.unit_of_layer[static_cast<size_t>(l.inputs[0])]) {
+        EXPECT_EQ(fused_plan.chosen.layers[id].config,
+                  fused_plan.chosen.layers[static_cast<size_t>(l.inputs[0])].config)
             << name << " " << l.name;
       }
     }
@@ -276,8 +277,13 @@ TEST(PlanOptions, UnfusedElementwiseLayersNeverGiveAWorseOptimum) {
 }
 
 TEST(PlanOptions, NaiveSearchFindsTheSameOptimum) {
-  for (const Case& c : std::vector<Case>{{"lenet5", 4}, {"alexnet", 4}, {"vgg16", 4}, {"resnet50", 4}, {"alexnet", 16},
-                                         {"resnet50", 12}, {"lenet5", 6, 6}}) {
+  for (const Case& c : std::vector<Case>{{"lenet5", 4},
+                                         {"alexnet", 4},
+                                         {"vgg16", 4},
+                                         {"resnet50", 4},
+                                         {"alexnet", 16},
+                                         {"resnet50", 12},
+                                         {"lenet5", 6, 6}}) {
     const ModelGraph graph = build_zoo_model(c.model, kImagesPerGpu * c.gpus);
     const DeviceGraph devices = paper_devices(c.gpus, c.per_node);
     PlanOptions naive;
@@ -290,8 +296,12 @@ TEST(PlanOptions, NaiveSearchFindsTheSameOptimum) {
 }
 
 TEST(PlanOptions, UnsharedCostTablesGiveTheSameOptimum) {
-  for (const Case& c : std::vector<Case>{{"alexnet", 16}, {"vgg16", 4}, {"resnet50", 4}, {"inception_v3", 4},
-                                         {"resnet50", 12}, {"inception_v3", 12}}) {
+  for (const Case& c : std::vector<Case>{{"alexnet", 16},
+                                         {"vgg16", 4},
+                                         {"resnet50", 4},
+                                         {"inception_v3", 4},
+                                         {"resnet50", 12},
+                                         {"inception_v3", 12}}) {
     const ModelGraph graph = build_zoo_model(c.model, kImagesPerGpu * c.gpus);
     const DeviceGraph devices = paper_devices(c.gpus);
     PlanOptions unshared;
@@ -452,12 +462,12 @@ TEST(Baselines, ModelParallelOnTwelveGpusSplitsChannelsAsFarAsTheyDivide) {
       EXPECT_EQ(c.degrees, degrees(12, 1)) << l.name;
     }
   }
-  EXPECT_EQ(weighted, (std::vector<Degrees>{degrees(2, 6), degrees(3, 4), degrees(1, 12), degrees(1, 12),
-                                            degrees(6, 2)}));
+  EXPECT_EQ(weighted,
+            (std::vector<Degrees>{degrees(2, 6), degrees(3, 4), degrees(1, 12), degrees(1, 12), degrees(6, 2)}));
   // AlexNet's 1000 classes on 12 GPUs: 1000 = 8 x 125 shares only 4 with 12: c4 n3.
   const ModelGraph alex = alexnet(12 * kImagesPerGpu);
   const std::vector<Configuration> owt = one_weird_trick(alex, 12);
-  EXPECT_EQ(owt.back().degrees, degrees(12, 1));  // the loss
+  EXPECT_EQ(owt.back().degrees, degrees(12, 1));          // the loss
   EXPECT_EQ(owt[owt.size() - 2].degrees, degrees(3, 4));  // fc8
 }
 

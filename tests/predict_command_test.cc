@@ -45,7 +45,9 @@ std::vector<std::string> with_args(std::vector<std::string> a, const std::vector
   return a;
 }
 
-double communication(const nlohmann::json& p) { return p.at("transfer_s").get<double>() + p.at("sync_s").get<double>(); }
+double communication(const nlohmann::json& p) {
+  return p.at("transfer_s").get<double>() + p.at("sync_s").get<double>();
+}
 
 TEST(PredictCommand, TheStepIsTheSumOfMeasuredComputeAndPricedCommunication) {
   ScratchDir dir;
@@ -171,10 +173,10 @@ TEST(PredictCommand, AOneWayMoveCostsTheOneWayFigure) {
   ScratchDir dir;
   const fs::path plan = lenet_plan(dir, 2);
   const auto link = [&](const std::string& name, double one_way_us) {
-    return predict_with_link(plan, name,
-                             R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" +
-                                 by_size({{256, one_way_us}}),
-                             dir);
+    return predict_with_link(
+        plan, name,
+        R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" + by_size({{256, one_way_us}}),
+        dir);
   };
   const nlohmann::json flat = link("flat.json", 100);
   const nlohmann::json dear = link("dear.json", 100100);
@@ -191,10 +193,10 @@ TEST(PredictCommand, AOneWayMoveCostsTheOneWayFigure) {
   const fs::path data_plan = dir.path() / "lenet-data-2.json";
   write_text(data_plan, data.dump());
   const auto data_link = [&](const std::string& name, double one_way_us) {
-    return predict_with_link(data_plan, name,
-                             R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" +
-                                 by_size({{256, one_way_us}}),
-                             dir);
+    return predict_with_link(
+        data_plan, name,
+        R"("latency_by_size": )" + by_size({{256, 100}}) + R"(, "one_way_by_size": )" + by_size({{256, one_way_us}}),
+        dir);
   };
   EXPECT_NEAR(communication(data_link("data-dear.json", 100100)), communication(data_link("data-flat.json", 100)),
               1e-9);
@@ -231,8 +233,20 @@ TEST(PredictCommand, AMoveCostsByItsPeerCount) {
 TEST(PredictCommand, UnderLaunchEachRankTimesItsOwnTiles) {
   ScratchDir dir;
   const fs::path plan = lenet_plan(dir, 2), json = dir.path() / "ranks.json";
-  const std::vector<std::string> args = {"launch", "--nproc", "2", "--", kBinary, "predict", "--plan", plan.string(),
-                                         "--steps", "3", "--link-gbytes", "1", "--link-latency-us", "100"};
+  const std::vector<std::string> args = {"launch",
+                                         "--nproc",
+                                         "2",
+                                         "--",
+                                         kBinary,
+                                         "predict",
+                                         "--plan",
+                                         plan.string(),
+                                         "--steps",
+                                         "3",
+                                         "--link-gbytes",
+                                         "1",
+                                         "--link-latency-us",
+                                         "100"};
   Outcome r = run(with_args(args, {"--json", json.string()}));
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(lines_of(r.out).size(), 1u) << describe(r);
@@ -276,7 +290,8 @@ TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
   } cases[] = {
       {with({"--plan", plan, "--steps", "1", "--link-gbytes", "1", "--link-latency-us", "10"}), "--steps 1"},
       {with({"--plan", plan, "--core-share", "0", "--link-gbytes", "1", "--link-latency-us", "10"}), "--core-share 0"},
-      {with({"--plan", plan, "--core-share", "1.5", "--link-gbytes", "1", "--link-latency-us", "10"}), "--core-share 1.5"},
+      {with({"--plan", plan, "--core-share", "1.5", "--link-gbytes", "1", "--link-latency-us", "10"}),
+       "--core-share 1.5"},
       {with({"--plan", plan, "--link-gbytes", "0", "--link-latency-us", "10"}), "--link-gbytes 0"},
       {with({"--plan", plan, "--link-gbytes", "1", "--link-latency-us", "-1"}), "--link-latency-us -1"},
       {with({"--plan", plan, "--link-latency-us", "10"}), "--link-gbytes"},
@@ -284,7 +299,9 @@ TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
       {with({"--plan", plan, "--link", bad_link("not-json.json", "{ bandwidth")}), "not JSON"},
       {with({"--plan", plan, "--link", bad_link("no-bandwidth.json", R"({"latency_us": 5})")}), "bandwidth_gbytes"},
       {with({"--plan", plan, "--link",
-             bad_link("bad-gap.json", R"({"latency_us": 5, "bandwidth_gbytes": 1, "latency_by_gap": [{"gap_ms": -1, "latency_us": 5}]})")}),
+             bad_link(
+                 "bad-gap.json",
+                 R"({"latency_us": 5, "bandwidth_gbytes": 1, "latency_by_gap": [{"gap_ms": -1, "latency_us": 5}]})")}),
        "gap_ms"},
       {with({"--plan", plan, "--link", bad_link("ok.json", R"({"latency_us": 5, "bandwidth_gbytes": 1})"),
              "--link-gbytes", "1"}),
@@ -303,7 +320,6 @@ TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
   }
 }
 
-
 // A plan may leave a device idle: every layer on one device of two. Its rank times nothing,
 // and nothing is sent, not even the loss (the executor reduces it among the devices the
 // plan uses), in one process and under `layerplan launch`.
@@ -319,10 +335,13 @@ TEST(PredictCommand, APlanThatLeavesADeviceIdlePricesNoMessage) {
     write_text(file, plan.dump());
     for (const bool launched : {false, true}) {
       const fs::path json = dir.path() / "idle.json";
-      std::vector<std::string> args = {kBinary, "predict", "--plan", file.string(), "--steps", "2",
-                                       "--link-gbytes", "1", "--link-latency-us", "100", "--json", json.string()};
-      if (launched) args.insert(args.begin(), {"launch", "--nproc", "2", "--"});
-      else args.erase(args.begin());
+      std::vector<std::string> args = {kBinary,  "predict",       "--plan", file.string(),       "--steps",
+                                       "2",      "--link-gbytes", "1",      "--link-latency-us", "100",
+                                       "--json", json.string()};
+      if (launched)
+        args.insert(args.begin(), {"launch", "--nproc", "2", "--"});
+      else
+        args.erase(args.begin());
       const Outcome r = run(args, {"OMP_NUM_THREADS=1"});
       ASSERT_EQ(r.exit_code, 0) << "device " << device << (launched ? ", launched: " : ": ") << describe(r);
       const nlohmann::json p = nlohmann::json::parse(read_text(json));

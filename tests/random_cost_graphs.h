@@ -32,22 +32,19 @@ struct Topology {
 struct CostOptions {
   int min_configs = 1;
   int max_configs = 5;
-  int min_cost = 0;    // inclusive
-  int max_cost = 99;   // inclusive
+  int min_cost = 0;   // inclusive
+  int max_cost = 99;  // inclusive
   // Configuration counts are lowered at random until the product of all of them (the
   // brute-force oracle's work) is at most this; 0 means no cap.
   int64_t max_assignments = 0;
 };
 
-inline int uniform_int(std::mt19937& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
+inline int uniform_int(std::mt19937& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
 inline bool coin(std::mt19937& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 
 // Random configuration counts in [min_configs, max_configs], capped as described above.
-inline std::vector<int> random_config_counts(std::mt19937& rng, int num_nodes,
-                                             const CostOptions& opt) {
+inline std::vector<int> random_config_counts(std::mt19937& rng, int num_nodes, const CostOptions& opt) {
   std::vector<int> k(static_cast<std::size_t>(num_nodes));
   for (auto& x : k) x = uniform_int(rng, opt.min_configs, opt.max_configs);
   if (opt.max_assignments > 0) {
@@ -64,8 +61,7 @@ inline std::vector<int> random_config_counts(std::mt19937& rng, int num_nodes,
       for (std::size_t i = 0; i < k.size(); ++i)
         if (k[i] > 1) reducible.push_back(i);
       if (reducible.empty()) break;
-      --k[reducible[static_cast<std::size_t>(
-          uniform_int(rng, 0, static_cast<int>(reducible.size()) - 1))]];
+      --k[reducible[static_cast<std::size_t>(uniform_int(rng, 0, static_cast<int>(reducible.size()) - 1))]];
     }
   }
   return k;
@@ -75,8 +71,7 @@ inline std::vector<int> random_config_counts(std::mt19937& rng, int num_nodes,
 // assignments) lies in [min_product, max_product]: used to build graphs just above a
 // solver's "small enough to enumerate" size that the oracle can still enumerate. Needs
 // max_product >= 2 * min_product so single steps cannot jump over the range.
-inline std::vector<int> random_config_counts_with_product(std::mt19937& rng, int num_nodes,
-                                                          int64_t min_product,
+inline std::vector<int> random_config_counts_with_product(std::mt19937& rng, int num_nodes, int64_t min_product,
                                                           int64_t max_product, int max_configs) {
   std::vector<int> k(static_cast<std::size_t>(num_nodes));
   for (auto& x : k) x = uniform_int(rng, 1, max_configs);
@@ -115,8 +110,8 @@ inline std::vector<double> random_table(std::mt19937& rng, std::size_t size, con
 }
 
 // A graph of the given shape with explicit configuration counts and random costs.
-inline CostGraph with_random_costs(const Topology& topo, const std::vector<int>& configs,
-                                   std::mt19937& rng, const CostOptions& opt = {}) {
+inline CostGraph with_random_costs(const Topology& topo, const std::vector<int>& configs, std::mt19937& rng,
+                                   const CostOptions& opt = {}) {
   CostGraph g;
   g.node_cost.reserve(static_cast<std::size_t>(topo.num_nodes));
   for (int v = 0; v < topo.num_nodes; ++v) {
@@ -136,8 +131,7 @@ inline CostGraph with_random_costs(const Topology& topo, const std::vector<int>&
 }
 
 // A graph of the given shape with random configuration counts and random costs.
-inline CostGraph with_random_costs(const Topology& topo, std::mt19937& rng,
-                                   const CostOptions& opt = {}) {
+inline CostGraph with_random_costs(const Topology& topo, std::mt19937& rng, const CostOptions& opt = {}) {
   const auto configs = random_config_counts(rng, topo.num_nodes, opt);
   return with_random_costs(topo, configs, rng, opt);
 }
@@ -156,9 +150,7 @@ inline Topology chain_topology(int length) {
 inline Topology diamond_topology() { return {4, {{0, 1}, {0, 2}, {1, 3}, {2, 3}}}; }
 
 // input(0) → a(1) → b(2) → c(3) → add(4) → output(5), plus the skip edge a → add.
-inline Topology residual_block_topology() {
-  return {6, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 4}, {4, 5}}};
-}
+inline Topology residual_block_topology() { return {6, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 4}, {4, 5}}}; }
 
 // source(0); four branches of 1, 2, 3 and 4 nodes from the source into concat; concat →
 // sink. Node numbering: source 0, branch nodes 1..10, concat 11, sink 12.
@@ -280,8 +272,7 @@ inline Topology random_series_parallel_topology(std::mt19937& rng, int num_nodes
 // A random DAG: each pair i < j gets an edge i → j with probability edge_prob; with
 // probability parallel_prob an existing edge is doubled. Not necessarily connected and
 // usually not series-parallel.
-inline Topology random_dag_topology(std::mt19937& rng, int num_nodes, double edge_prob,
-                                    double parallel_prob = 0.1) {
+inline Topology random_dag_topology(std::mt19937& rng, int num_nodes, double edge_prob, double parallel_prob = 0.1) {
   Topology t{num_nodes, {}};
   for (int i = 0; i < num_nodes; ++i) {
     for (int j = i + 1; j < num_nodes; ++j) {
@@ -339,8 +330,7 @@ inline CostGraph random_wheatstone(std::mt19937& rng, const CostOptions& opt = {
 inline CostGraph random_series_parallel(std::mt19937& rng, int num_nodes, const CostOptions& opt = {}) {
   return with_random_costs(random_series_parallel_topology(rng, num_nodes), rng, opt);
 }
-inline CostGraph random_dag(std::mt19937& rng, int num_nodes, double edge_prob,
-                            const CostOptions& opt = {}) {
+inline CostGraph random_dag(std::mt19937& rng, int num_nodes, double edge_prob, const CostOptions& opt = {}) {
   return with_random_costs(random_dag_topology(rng, num_nodes, edge_prob), rng, opt);
 }
 

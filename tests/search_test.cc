@@ -28,9 +28,9 @@ namespace {
 namespace lt = layerplan::testing;
 using layerplan::CostEdge;
 using layerplan::CostGraph;
+using layerplan::evaluate;
 using layerplan::SearchOptions;
 using layerplan::SearchResult;
-using layerplan::evaluate;
 using layerplan::solve;
 
 constexpr SearchOptions kDefault{};
@@ -41,8 +41,8 @@ constexpr int kPrintableNodes = 40;
 
 std::string describe(const CostGraph& g) {
   if (g.num_nodes() > kPrintableNodes) {
-    return "(graph with " + std::to_string(g.num_nodes()) + " nodes, " +
-           std::to_string(g.edges.size()) + " edges; too big to print)\n";
+    return "(graph with " + std::to_string(g.num_nodes()) + " nodes, " + std::to_string(g.edges.size()) +
+           " edges; too big to print)\n";
   }
   return lt::to_string(g);
 }
@@ -50,8 +50,7 @@ std::string describe(const CostGraph& g) {
 // Runs solve() and checks everything that can be checked without knowing the optimum:
 // no exception, not timed out, one valid configuration per node, and the choice
 // achieves the reported cost (by evaluate() and by the independent oracle_cost_of()).
-::testing::AssertionResult RunsConsistently(const CostGraph& g, const SearchOptions& opt,
-                                            SearchResult* out) {
+::testing::AssertionResult RunsConsistently(const CostGraph& g, const SearchOptions& opt, SearchResult* out) {
   SearchResult r;
   try {
     r = solve(g, opt);
@@ -60,29 +59,28 @@ std::string describe(const CostGraph& g) {
   }
   if (r.timed_out) return ::testing::AssertionFailure() << "solve() timed out\n" << describe(g);
   if (r.choice.size() != static_cast<std::size_t>(g.num_nodes())) {
-    return ::testing::AssertionFailure() << "choice has " << r.choice.size() << " entries for "
-                                         << g.num_nodes() << " nodes\n"
+    return ::testing::AssertionFailure() << "choice has " << r.choice.size() << " entries for " << g.num_nodes()
+                                         << " nodes\n"
                                          << describe(g);
   }
   for (int v = 0; v < g.num_nodes(); ++v) {
     const int c = r.choice[static_cast<std::size_t>(v)];
     if (c < 0 || c >= g.configs(v)) {
-      return ::testing::AssertionFailure() << "choice[" << v << "] = " << c << " but node has "
-                                           << g.configs(v) << " configurations\n"
-                                           << describe(g);
+      return ::testing::AssertionFailure()
+             << "choice[" << v << "] = " << c << " but node has " << g.configs(v) << " configurations\n"
+             << describe(g);
     }
   }
   const double direct = lt::oracle_cost_of(g, r.choice);
   if (direct != r.cost) {
-    return ::testing::AssertionFailure()
-           << "reported cost " << r.cost << " but the returned choice costs " << direct
-           << " (recomputed independently)\n"
-           << describe(g);
+    return ::testing::AssertionFailure() << "reported cost " << r.cost << " but the returned choice costs " << direct
+                                         << " (recomputed independently)\n"
+                                         << describe(g);
   }
   const double evaluated = evaluate(g, r.choice);
   if (evaluated != r.cost) {
-    return ::testing::AssertionFailure() << "reported cost " << r.cost
-                                         << " but evaluate(choice) = " << evaluated << "\n"
+    return ::testing::AssertionFailure() << "reported cost " << r.cost << " but evaluate(choice) = " << evaluated
+                                         << "\n"
                                          << describe(g);
   }
   if (out) *out = std::move(r);
@@ -97,10 +95,9 @@ std::string describe(const CostGraph& g) {
   if (best.cost != r.cost) {
     std::string argmin;
     for (int c : best.choice) argmin += std::to_string(c) + " ";
-    return ::testing::AssertionFailure()
-           << "solve() cost " << r.cost << " != brute-force minimum " << best.cost
-           << " (an optimal choice: " << argmin << ")\n"
-           << describe(g);
+    return ::testing::AssertionFailure() << "solve() cost " << r.cost << " != brute-force minimum " << best.cost
+                                         << " (an optimal choice: " << argmin << ")\n"
+                                         << describe(g);
   }
   if (out) *out = std::move(r);
   return ::testing::AssertionSuccess();
@@ -205,16 +202,14 @@ CostGraph Shrink(CostGraph g, const std::function<bool(const CostGraph&)>& fails
 
 // Checks SolvesExactly(g, opt); on the first failure in a test, also prints a shrunk
 // reproduction. `context` names the seed.
-void ExpectExactWithShrink(const CostGraph& g, const SearchOptions& opt, const std::string& context,
-                           bool& shrunk_once, SearchResult* out = nullptr) {
+void ExpectExactWithShrink(const CostGraph& g, const SearchOptions& opt, const std::string& context, bool& shrunk_once,
+                           SearchResult* out = nullptr) {
   auto result = SolvesExactly(g, opt, out);
   EXPECT_TRUE(result) << context;
   if (!result && !shrunk_once) {
     shrunk_once = true;
-    const CostGraph small =
-        Shrink(g, [&](const CostGraph& h) { return !static_cast<bool>(SolvesExactly(h, opt)); });
-    ADD_FAILURE() << context << ": minimal failing graph (shrunk):\n"
-                  << SolvesExactly(small, opt).message();
+    const CostGraph small = Shrink(g, [&](const CostGraph& h) { return !static_cast<bool>(SolvesExactly(h, opt)); });
+    ADD_FAILURE() << context << ": minimal failing graph (shrunk):\n" << SolvesExactly(small, opt).message();
   }
 }
 
@@ -231,8 +226,7 @@ lt::CostOptions FixedShapeOptions() {
 // The oracle itself, against the plainest possible enumeration: recursion over the
 // nodes, oracle_cost_of() at every leaf.
 
-void PlainMinimum(const CostGraph& g, std::vector<int>& choice, std::size_t v, double& best,
-                  int64_t& count) {
+void PlainMinimum(const CostGraph& g, std::vector<int>& choice, std::size_t v, double& best, int64_t& count) {
   if (v == choice.size()) {
     best = std::min(best, lt::oracle_cost_of(g, choice));
     ++count;
@@ -250,8 +244,9 @@ TEST(BruteForceOracle, AgreesWithPlainRecursiveEnumeration) {
     lt::CostOptions opt;
     opt.max_assignments = 5'000;
     opt.min_cost = -50;
-    const CostGraph g = seed % 2 ? lt::random_dag(rng, lt::uniform_int(rng, 1, 7), 0.5, opt)
-                                 : lt::with_random_costs(lt::random_digraph_topology(rng, lt::uniform_int(rng, 2, 7), 0.5), rng, opt);
+    const CostGraph g =
+        seed % 2 ? lt::random_dag(rng, lt::uniform_int(rng, 1, 7), 0.5, opt)
+                 : lt::with_random_costs(lt::random_digraph_topology(rng, lt::uniform_int(rng, 2, 7), 0.5), rng, opt);
     std::vector<int> choice(static_cast<std::size_t>(g.num_nodes()), 0);
     double plain = std::numeric_limits<double>::infinity();
     int64_t count = 0;
@@ -322,8 +317,7 @@ TEST(SearchExactness, CompleteBipartiteK22MatchesBruteForce) {
 TEST(SearchExactness, CompleteBipartiteK33MatchesBruteForce) {
   for (uint32_t seed = 0; seed < 20; ++seed) {
     std::mt19937 rng(5500 + seed);
-    const CostGraph g =
-        lt::with_random_costs(lt::complete_bipartite_topology(3, 3), rng, FixedShapeOptions());
+    const CostGraph g = lt::with_random_costs(lt::complete_bipartite_topology(3, 3), rng, FixedShapeOptions());
     EXPECT_TRUE(SolvesExactly(g)) << SeedMsg(seed);
   }
 }
@@ -509,9 +503,8 @@ TEST(SearchProperty, NaiveVariantGivesTheSameCostAsDefault) {
   }
   // The fixed shapes.
   std::mt19937 rng(42'000);
-  for (const CostGraph& g :
-       {lt::random_chain(rng, 7, FixedShapeOptions()), lt::random_diamond(rng), lt::random_residual_block(rng),
-        lt::random_k22(rng), lt::random_wheatstone(rng)}) {
+  for (const CostGraph& g : {lt::random_chain(rng, 7, FixedShapeOptions()), lt::random_diamond(rng),
+                             lt::random_residual_block(rng), lt::random_k22(rng), lt::random_wheatstone(rng)}) {
     SearchResult fast, naive;
     ASSERT_TRUE(SolvesExactly(g, kDefault, &fast));
     ASSERT_TRUE(SolvesExactly(g, kNaive, &naive));
@@ -596,8 +589,8 @@ TEST(SearchFallback, PiecesThatSplitOffUnderConditioningMatchBruteForce) {
   // tree hangs off nothing but its (now branch-dependent) node costs: its leaves fold
   // into z2, which ends isolated, while the core still needs conditioning.
   // nodes: 0..3 core, 4 = h, 5 = z1, 6 = z2, 7 = z3.
-  const lt::Topology t{8, {{0, 2}, {0, 3}, {1, 2}, {1, 3}, {4, 0}, {4, 1}, {4, 2}, {4, 3},
-                           {5, 6}, {7, 6}, {5, 4}, {7, 4}}};
+  const lt::Topology t{
+      8, {{0, 2}, {0, 3}, {1, 2}, {1, 3}, {4, 0}, {4, 1}, {4, 2}, {4, 3}, {5, 6}, {7, 6}, {5, 4}, {7, 4}}};
   for (uint32_t seed = 0; seed < 2; ++seed) {
     std::mt19937 rng(82'500 + seed);
     // Core: 32·32·32·33 = 1,081,344 joint assignments; 16 times that in all.
@@ -615,8 +608,7 @@ TEST(SearchFallback, RandomGraphsAboveTheEnumerationSizeMatchBruteForce) {
   for (uint32_t seed = 0; seed < 16; ++seed) {
     std::mt19937 rng(83'000 + seed);
     const int n = lt::uniform_int(rng, 5, 7);
-    const lt::Topology t = seed % 2 ? lt::random_dag_topology(rng, n, 0.7)
-                                    : lt::random_digraph_topology(rng, n, 0.7);
+    const lt::Topology t = seed % 2 ? lt::random_dag_topology(rng, n, 0.7) : lt::random_digraph_topology(rng, n, 0.7);
     const auto configs = lt::random_config_counts_with_product(rng, n, 1'100'000, 2'300'000, 40);
     const CostGraph g = lt::with_random_costs(t, configs, rng);
     SearchResult r;
@@ -647,7 +639,7 @@ TEST(SearchEdgeCases, ExplicitParallelEdgesAreSummed) {
   {
     CostGraph g;
     g.node_cost = {{0, 0}, {0, 0}};
-    g.edges.push_back({0, 1, {0, 10, 10, 5}});  // alone: (0,0) best
+    g.edges.push_back({0, 1, {0, 10, 10, 5}});   // alone: (0,0) best
     g.edges.push_back({0, 1, {10, 10, 10, 0}});  // alone: (1,1) best; sum: (1,1) = 5
     SearchResult r;
     ASSERT_TRUE(SolvesExactly(g, kDefault, &r));
@@ -712,9 +704,11 @@ TEST(SearchEdgeCases, TwoDisconnectedComponentsAreSolvedIndependently) {
     }
     g.node_cost.resize(static_cast<std::size_t>(n));
     for (int v = 0; v < a.num_nodes(); ++v)
-      g.node_cost[static_cast<std::size_t>(map_a[static_cast<std::size_t>(v)])] = a.node_cost[static_cast<std::size_t>(v)];
+      g.node_cost[static_cast<std::size_t>(map_a[static_cast<std::size_t>(v)])] =
+          a.node_cost[static_cast<std::size_t>(v)];
     for (int v = 0; v < b.num_nodes(); ++v)
-      g.node_cost[static_cast<std::size_t>(map_b[static_cast<std::size_t>(v)])] = b.node_cost[static_cast<std::size_t>(v)];
+      g.node_cost[static_cast<std::size_t>(map_b[static_cast<std::size_t>(v)])] =
+          b.node_cost[static_cast<std::size_t>(v)];
     for (const auto& e : a.edges)
       g.edges.push_back({map_a[static_cast<std::size_t>(e.src)], map_a[static_cast<std::size_t>(e.dst)], e.cost});
     for (const auto& e : b.edges)
@@ -744,8 +738,8 @@ TEST(SearchEdgeCases, NodesWithASingleConfiguration) {
     std::mt19937 rng(53'000 + seed);
     lt::CostOptions opt;
     opt.min_configs = opt.max_configs = 1;
-    const CostGraph g = seed % 2 ? lt::random_dag(rng, 8, 0.5, opt)
-                                 : lt::random_series_parallel(rng, lt::uniform_int(rng, 2, 20), opt);
+    const CostGraph g =
+        seed % 2 ? lt::random_dag(rng, 8, 0.5, opt) : lt::random_series_parallel(rng, lt::uniform_int(rng, 2, 20), opt);
     SearchResult r;
     ASSERT_TRUE(SolvesExactly(g, kDefault, &r)) << SeedMsg(seed);
     EXPECT_EQ(r.choice, std::vector<int>(static_cast<std::size_t>(g.num_nodes()), 0)) << SeedMsg(seed);
@@ -813,8 +807,8 @@ TEST(SearchEdgeCases, AllZeroCostsGiveZeroWithAValidChoice) {
   std::mt19937 rng(55'000);
   lt::CostOptions opt;
   opt.min_cost = opt.max_cost = 0;
-  for (const CostGraph& g : {lt::random_inception(rng, opt), lt::random_k22(rng, opt),
-                             lt::random_dag(rng, 8, 0.6, opt)}) {
+  for (const CostGraph& g :
+       {lt::random_inception(rng, opt), lt::random_k22(rng, opt), lt::random_dag(rng, 8, 0.6, opt)}) {
     SearchResult r;
     ASSERT_TRUE(RunsConsistently(g, kDefault, &r));
     EXPECT_EQ(r.cost, 0.0);
@@ -828,8 +822,8 @@ TEST(SearchOptionsTest, AlreadyPassedDeadlineTimesOut) {
   std::mt19937 rng(60'000);
   SearchOptions opt;
   opt.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-  for (const CostGraph& g : {lt::random_dag(rng, 8, 0.7), lt::random_k22(rng),
-                             lt::random_series_parallel(rng, 30), lt::random_chain(rng, 10)}) {
+  for (const CostGraph& g : {lt::random_dag(rng, 8, 0.7), lt::random_k22(rng), lt::random_series_parallel(rng, 30),
+                             lt::random_chain(rng, 10)}) {
     SearchResult r;
     ASSERT_NO_THROW(r = solve(g, opt));
     EXPECT_TRUE(r.timed_out) << describe(g);
@@ -842,8 +836,7 @@ TEST(SearchOptionsTest, DeadlineDuringALongSearchStopsIt) {
   // method of this kind needs on the order of 20^9 steps, far more than the 20 ms
   // allowed. The search must notice the deadline and give up promptly.
   std::mt19937 rng(60'200);
-  const CostGraph g = lt::with_random_costs(lt::random_dag_topology(rng, 10, 1.0, 0.0),
-                                            std::vector<int>(10, 20), rng);
+  const CostGraph g = lt::with_random_costs(lt::random_dag_topology(rng, 10, 1.0, 0.0), std::vector<int>(10, 20), rng);
   SearchOptions opt;
   const auto start = std::chrono::steady_clock::now();
   opt.deadline = start + std::chrono::milliseconds(20);

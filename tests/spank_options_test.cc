@@ -3,10 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "common/error.h"
 #include "spank_plugin/job_options.h"
@@ -190,7 +190,8 @@ TEST(SpankStepRequest, ModeOutsideAllowedModesIsRefusedNamingTheList) {
     resolve_step_request(o, d);
     ADD_FAILURE() << "a mode outside allowed_modes was accepted";
   } catch (const UsageError& e) {
-    EXPECT_THAT(std::string(e.what()), HasSubstr("'layerwise' is not allowed on this cluster: expected one of data, off"));
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("'layerwise' is not allowed on this cluster: expected one of data, off"));
   }
 }
 

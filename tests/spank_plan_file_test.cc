@@ -27,7 +27,8 @@ std::string plan_text(const std::string& gpu, double seconds, int degree = 4) {
   s << R"({"format": "layerplan-plan", "model": "resnet50", "batch": 384, "strategy": "layer-wise", )"
     << R"("cluster": {"gpu": ")" << gpu << R"(", "nodes": 3, "gpus_per_node": 4}, )"
     << R"("layers": [{"degrees": {"n": )" << degree << R"(}}], )"
-    << R"("search": {"seconds": )" << seconds << R"(, "timed_out": false}})" << "\n";
+    << R"("search": {"seconds": )" << seconds << R"(, "timed_out": false}})"
+    << "\n";
   return s.str();
 }
 
@@ -98,7 +99,7 @@ TEST_F(PlanFileTest, ANodeWithOtherGpusFailsNamingTheDifference) {
 TEST_F(PlanFileTest, AStaleFileOfAnEarlierJobWithTheSameIdIsReplaced) {
   const fs::path path = dir_ / "layerplan-3.0.json";
   std::ofstream(path) << plan_text("V100", 0.1);
-  const struct utimbuf old_times {std::time(nullptr) - 3600, std::time(nullptr) - 3600};
+  const struct utimbuf old_times { std::time(nullptr) - 3600, std::time(nullptr) - 3600 };
   ASSERT_EQ(::utime(path.c_str(), &old_times), 0);
   publish_plan(dir_, "layerplan-3.0.json", 0, plan_text("H100", 0.2), std::time(nullptr));
   EXPECT_EQ(read(path), plan_text("H100", 0.2));

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "common/error.h"
-#include "planner/plan_json.h"
 #include "model/zoo.h"
+#include "planner/plan_json.h"
 #include "spank_plugin/plan_file.h"
 #include "spank_plugin/step_plan.h"
 

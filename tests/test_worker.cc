@@ -54,17 +54,28 @@ Args parse(int argc, char** argv) {
       }
       return std::strtol(argv[++i], nullptr, 10);
     };
-    if (flag == "--steps") a.steps = static_cast<int>(value());
-    else if (flag == "--count") a.count = static_cast<size_t>(value());
-    else if (flag == "--fail-rank") a.fail_rank = static_cast<int>(value());
-    else if (flag == "--exit-at-step") a.exit_at = static_cast<int>(value());
-    else if (flag == "--exit-code") a.exit_code = static_cast<int>(value());
-    else if (flag == "--abort-at-step") a.abort_at = static_cast<int>(value());
-    else if (flag == "--hang-at-step") a.hang_at = static_cast<int>(value());
-    else if (flag == "--sleep-ms") a.sleep_ms = static_cast<int>(value());
-    else if (flag == "--ignore-sigterm") a.ignore_sigterm = true;
-    else if (flag == "--no-comm") a.no_comm = true;
-    else if (flag == "--print-env") a.print_env = true;
+    if (flag == "--steps")
+      a.steps = static_cast<int>(value());
+    else if (flag == "--count")
+      a.count = static_cast<size_t>(value());
+    else if (flag == "--fail-rank")
+      a.fail_rank = static_cast<int>(value());
+    else if (flag == "--exit-at-step")
+      a.exit_at = static_cast<int>(value());
+    else if (flag == "--exit-code")
+      a.exit_code = static_cast<int>(value());
+    else if (flag == "--abort-at-step")
+      a.abort_at = static_cast<int>(value());
+    else if (flag == "--hang-at-step")
+      a.hang_at = static_cast<int>(value());
+    else if (flag == "--sleep-ms")
+      a.sleep_ms = static_cast<int>(value());
+    else if (flag == "--ignore-sigterm")
+      a.ignore_sigterm = true;
+    else if (flag == "--no-comm")
+      a.no_comm = true;
+    else if (flag == "--print-env")
+      a.print_env = true;
     else {
       std::fprintf(stderr, "test_worker: unknown flag '%s'\n", flag.c_str());
       std::exit(2);
@@ -87,9 +98,9 @@ void print_env() {
     }
   }
   std::printf("env pid=%d rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s spin=%s cpus=%s\n",
-              static_cast<int>(getpid()),
-              get("LAYERPLAN_RANK"), get("LAYERPLAN_WORLD_SIZE"), get("LAYERPLAN_LOCAL_RANK"), get("LAYERPLAN_STORE_DIR"),
-              get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"), get("GOMP_SPINCOUNT"), cpus.c_str());
+              static_cast<int>(getpid()), get("LAYERPLAN_RANK"), get("LAYERPLAN_WORLD_SIZE"),
+              get("LAYERPLAN_LOCAL_RANK"), get("LAYERPLAN_STORE_DIR"), get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"),
+              get("GOMP_SPINCOUNT"), cpus.c_str());
   std::fflush(stdout);
 }
 
@@ -152,7 +163,9 @@ int main(int argc, char** argv) {
       comm->all_reduce_sum(data.data(), data.size());
       const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (float x : data) check(x == static_cast<float>(p * (p + 1) / 2), "all_reduce_sum");
-      if (p > 1) expected_collective[static_cast<size_t>((rank + 1) % p)] += layerplan::ring_all_reduce_bytes_sent(a.count, p, rank);
+      if (p > 1)
+        expected_collective[static_cast<size_t>((rank + 1) % p)] +=
+            layerplan::ring_all_reduce_bytes_sent(a.count, p, rank);
       std::vector<float> g(a.count, 1.0f);
       group->all_reduce_sum(g.data(), g.size());
       for (float x : g) check(x == static_cast<float>(q), "group all_reduce_sum");

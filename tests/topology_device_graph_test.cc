@@ -49,7 +49,8 @@ TEST(PriceLinksTest, NvlinkFiguresFromTheMatrixAreKept) {
 }
 
 TEST(PriceLinksTest, NvswitchWithoutAFigureTakesTheTablesPairRate) {
-  const NodeTopology node = uniform_node(8, "GA100 [A100 SXM4 40GB]", GpuLink{PathKind::kNvswitch, 0.0, Source::kNone, 0});
+  const NodeTopology node =
+      uniform_node(8, "GA100 [A100 SXM4 40GB]", GpuLink{PathKind::kNvswitch, 0.0, Source::kNone, 0});
   const NodeTopology priced = price_links(node, AdminConfig{});
   EXPECT_DOUBLE_EQ(priced.link(1, 6).gbytes, 300.0);  // built-in a100: 12 links x 25 GB/s
   EXPECT_EQ(priced.link(1, 6).source, Source::kCatalog);
@@ -79,7 +80,8 @@ TEST(PriceLinksTest, UnknownPcieSpeedsCountAsGen3x16) {
 }
 
 TEST(PriceLinksTest, OverridesReplaceWhatWasFound) {
-  const NodeTopology node = uniform_node(2, "Tesla V100-SXM2-16GB", GpuLink{PathKind::kHostBridge, 15.75, Source::kPcieRule, 0});
+  const NodeTopology node =
+      uniform_node(2, "Tesla V100-SXM2-16GB", GpuLink{PathKind::kHostBridge, 15.75, Source::kPcieRule, 0});
   AdminConfig config;
   config.overrides.nvlink_gbytes = 50.0;
   config.overrides.gpu_memory_gib = 16.0;
@@ -92,20 +94,23 @@ TEST(PriceLinksTest, OverridesReplaceWhatWasFound) {
 }
 
 TEST(PriceLinksTest, MixedModelsAndEmptyNodesAreRefused) {
-  NodeTopology node = uniform_node(2, "Tesla V100-SXM2-16GB", GpuLink{PathKind::kNvlink, 50.0, Source::kHwlocMatrix, 2});
+  NodeTopology node =
+      uniform_node(2, "Tesla V100-SXM2-16GB", GpuLink{PathKind::kNvlink, 50.0, Source::kHwlocMatrix, 2});
   node.gpus[1].model = "Tesla T4";
   try {
     price_links(node, AdminConfig{});
     FAIL() << "expected an error";
   } catch (const UsageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("mixes GPU models ('Tesla V100-SXM2-16GB' at 0000:00:00.0, 'Tesla T4' at 0000:01:00.0)"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("mixes GPU models ('Tesla V100-SXM2-16GB' at 0000:00:00.0, 'Tesla T4' at 0000:01:00.0)"));
   }
   EXPECT_THROW(price_links(NodeTopology{}, AdminConfig{}), UsageError);
 }
 
 TEST(NetworkEstimateTest, ActiveNicsCountEachCappedByItsPcieLink) {
   NodeTopology node;
-  node.nics = {nic("mlx5_0", true, 31.5), nic("mlx5_1", false, 31.5), nic("mlx5_2", true, 0.0), nic("mlx5_3", true, 15.75)};
+  node.nics = {nic("mlx5_0", true, 31.5), nic("mlx5_1", false, 31.5), nic("mlx5_2", true, 0.0),
+               nic("mlx5_3", true, 15.75)};
   NicInfo ethernet = nic("eth0", true, 0.0);
   ethernet.kind = "network";
   node.nics.push_back(ethernet);  // not counted: the fabric is InfiniBand/RoCE/EFA
@@ -120,7 +125,8 @@ TEST(NetworkEstimateTest, ActiveNicsCountEachCappedByItsPcieLink) {
 }
 
 TEST(BuildDeviceGraphTest, NodesAreCopiesOfThePricedNode) {
-  NodeTopology node = uniform_node(4, "NVIDIA H100 80GB HBM3", GpuLink{PathKind::kNvlink, 150.0, Source::kHwlocMatrix, 6});
+  NodeTopology node =
+      uniform_node(4, "NVIDIA H100 80GB HBM3", GpuLink{PathKind::kNvlink, 150.0, Source::kHwlocMatrix, 6});
   node.nics = {nic("mlx5_0", true, 63.0)};
   AdminConfig config;
   config.fabric.nic_gbits = 400.0;

@@ -81,7 +81,8 @@ TEST(TopologyErrors, TruncatedExportIsMalformed) {
 }
 
 TEST(TopologyErrors, XmlThatHwlocCannotImportIsMalformed) {
-  const TempXml file("<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" <<broken>>\n</topology>\n");
+  const TempXml file(
+      "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" <<broken>>\n</topology>\n");
   const std::string message = discovery_error(file.path());
   EXPECT_EQ(message, "'" + file.path() + "' is malformed hwloc XML: hwloc 2.9 could not import it");
 }

@@ -74,7 +74,7 @@ TEST(FixtureXe8640, FourH100WithAllPairsAt150GBpsFromTheMatrix) {
     EXPECT_DOUBLE_EQ(gpu.memory_bytes, 83026944 * kKiB);  // CUDAGlobalMemorySize, KiB
     EXPECT_EQ(gpu.memory_source, Source::kHwloc);
     EXPECT_EQ(gpu.uuid, "GPU-00000000-0000-0000-0000-000000000000");  // anonymised in the export
-    EXPECT_NEAR(gpu.pcie_gbytes, 63.015385, 1e-5);                   // Gen5 x16
+    EXPECT_NEAR(gpu.pcie_gbytes, 63.015385, 1e-5);                    // Gen5 x16
     EXPECT_EQ(gpu.pcie_path.size(), 4u);
   }
   EXPECT_THAT(node.gpus[0].os_devices, ElementsAre("opencl0d0", "cuda0", "nvml0"));

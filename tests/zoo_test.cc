@@ -91,9 +91,7 @@ Shape image(int64_t c, int64_t h, int64_t w) { return Shape{{1, c, h, w}}; }
 class ZooModelTest : public testing::TestWithParam<ZooCase> {};
 
 INSTANTIATE_TEST_SUITE_P(AllModels, ZooModelTest, testing::ValuesIn(zoo_cases()),
-                         [](const testing::TestParamInfo<ZooCase>& model) {
-                           return model.param.name;
-                         });
+                         [](const testing::TestParamInfo<ZooCase>& model) { return model.param.name; });
 
 TEST_P(ZooModelTest, HasExactlyTorchvisionsParameterCount) {
   const ModelGraph graph = build_zoo_model(GetParam().name, 1);
@@ -190,8 +188,8 @@ TEST_P(ZooModelTest, EndsInAThousandOrTenClassLogits) {
 // ---- The registry ---------------------------------------------------------------------
 
 TEST(ZooModelNames, ListsTheSixModelsInOrder) {
-  EXPECT_EQ(zoo_model_names(), (std::vector<std::string>{"lenet5", "alexnet", "vgg16", "resnet50",
-                                                         "resnet101", "inception_v3"}));
+  EXPECT_EQ(zoo_model_names(),
+            (std::vector<std::string>{"lenet5", "alexnet", "vgg16", "resnet50", "resnet101", "inception_v3"}));
 }
 
 TEST(BuildZooModel, BuildsTheSameGraphAsTheDirectBuilder) {

@@ -41,13 +41,14 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
     const std::string key(k.str());
     const std::string qualified = where + "." + key;
     at_position(node, path, qualified, [&] {
-      if (key == "name") gpu.model.name = lower(read_string(node, path, key));
+      if (key == "name")
+        gpu.model.name = lower(read_string(node, path, key));
       else if (key == "match") {
         gpu.match = node.is_string() ? std::vector<std::string>{read_string(node, path, key)}
                                      : read_string_array(node, path, key);
         for (const std::string& m : gpu.match) require(!m.empty(), "match entries must not be empty");
-      }
-      else if (key == "full_name") gpu.model.full_name = read_string(node, path, key);
+      } else if (key == "full_name")
+        gpu.model.full_name = read_string(node, path, key);
       else if (key == "fp32_tflops") {
         gpu.model.fp32_flops = read_number(node, path, key) * kTera;
         require_positive(gpu.model.fp32_flops / kTera, key);
@@ -186,10 +187,14 @@ void validate(const SlurmDefaults& slurm) {
 }
 
 void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::string& value) {
-  if (key == "default_mode") slurm.default_mode = value;
-  else if (key == "default_model") slurm.default_model = value;
-  else if (key == "plan_dir") slurm.plan_dir = value;
-  else if (key == "topology_xml") slurm.topology_xml = value;
+  if (key == "default_mode")
+    slurm.default_mode = value;
+  else if (key == "default_model")
+    slurm.default_model = value;
+  else if (key == "plan_dir")
+    slurm.plan_dir = value;
+  else if (key == "topology_xml")
+    slurm.topology_xml = value;
   else if (key == "allowed_modes" || key == "model_path") {
     std::vector<std::string> items;
     for (const std::string& item : split_commas(value)) {

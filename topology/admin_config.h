@@ -21,7 +21,7 @@ struct GpuFigures {
 
 // The network between nodes. hwloc cannot read port rates, so they come from here.
 struct FabricConfig {
-  double nic_gbits = 100.0;    // per port, one way
+  double nic_gbits = 100.0;  // per port, one way
   double latency_us = 5.0;
   // NICs a node uses; 0 counts the node's active InfiniBand/RoCE/EFA interfaces.
   int nics_per_node = 0;
@@ -30,7 +30,7 @@ struct FabricConfig {
 // How links inside a node are priced where no NVLink figure exists.
 struct NodeLinkConfig {
   double intra_latency_us = 5.0;
-  double pcie_efficiency = 0.76;  // share of the PCIe link speed a GPU copy reaches (NCCL: 12/15.75)
+  double pcie_efficiency = 0.76;      // share of the PCIe link speed a GPU copy reaches (NCCL: 12/15.75)
   double inter_socket_gbytes = 10.0;  // one way across the sockets' link (NCCL's UPI figure)
   double compute_efficiency = 0.7;
   double kernel_overhead_us = 5.0;
@@ -39,8 +39,8 @@ struct NodeLinkConfig {
 
 // Values that replace what discovery found (for machines whose export lies or lacks them).
 struct TopologyOverrides {
-  std::optional<std::string> gpu_model;       // a [[gpu]] or catalog key, e.g. "h100"
-  std::optional<double> nvlink_gbytes;        // every GPU pair, one way
+  std::optional<std::string> gpu_model;  // a [[gpu]] or catalog key, e.g. "h100"
+  std::optional<double> nvlink_gbytes;   // every GPU pair, one way
   std::optional<double> gpu_memory_gib;
 };
 
@@ -57,7 +57,7 @@ struct SlurmDefaults {
 };
 
 struct AdminConfig {
-  std::string path;  // the file it came from, empty for the built-in defaults
+  std::string path;              // the file it came from, empty for the built-in defaults
   std::vector<GpuFigures> gpus;  // searched before the built-in catalog
   FabricConfig fabric;
   NodeLinkConfig node;

@@ -9,15 +9,13 @@ namespace layerplan {
 
 void validate(const ClusterSpec& spec) {
   require(spec.nodes >= 1, "nodes = " + std::to_string(spec.nodes) + ": expected 1 or more");
-  require(spec.gpus_per_node >= 1,
-          "gpus per node = " + std::to_string(spec.gpus_per_node) + ": expected 1 or more");
+  require(spec.gpus_per_node >= 1, "gpus per node = " + std::to_string(spec.gpus_per_node) + ": expected 1 or more");
   find_gpu_model(spec.gpu);
   if (spec.intra_bandwidth_gbytes) require_positive(*spec.intra_bandwidth_gbytes, "intra-node bandwidth");
   require_non_negative(spec.intra_latency_us, "intra-node latency");
   require_positive(spec.inter_bandwidth_gbits, "inter-node bandwidth");
   require_non_negative(spec.inter_latency_us, "inter-node latency");
-  require(spec.nics_per_node >= 1,
-          "nics per node = " + std::to_string(spec.nics_per_node) + ": expected 1 or more");
+  require(spec.nics_per_node >= 1, "nics per node = " + std::to_string(spec.nics_per_node) + ": expected 1 or more");
   require_fraction(spec.compute_efficiency, "compute efficiency");
   require_non_negative(spec.kernel_overhead_us, "kernel overhead");
 }
@@ -26,8 +24,8 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
   const toml::table root = parse_toml_file(path, "cluster file");
   for (const auto& [key, node] : root) {
     if (key.str() != "cluster") {
-      throw UsageError(toml_position(path, node.source()) + ": unknown table or key '" +
-                       std::string(key.str()) + "' (expected [cluster])");
+      throw UsageError(toml_position(path, node.source()) + ": unknown table or key '" + std::string(key.str()) +
+                       "' (expected [cluster])");
     }
   }
   const toml::table* cluster = root["cluster"].as_table();
@@ -43,18 +41,30 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
         validate(spec);
       });
     };
-    if (key == "nodes") at([&] { spec.nodes = read_int(node, path, key); });
-    else if (key == "gpus_per_node") at([&] { spec.gpus_per_node = read_int(node, path, key); });
-    else if (key == "gpu") at([&] { spec.gpu = read_string(node, path, key); });
-    else if (key == "precision") at([&] { spec.precision = parse_precision(read_string(node, path, key)); });
-    else if (key == "intra_node_bandwidth_gbytes") at([&] { spec.intra_bandwidth_gbytes = read_number(node, path, key); });
-    else if (key == "intra_node_latency_us") at([&] { spec.intra_latency_us = read_number(node, path, key); });
-    else if (key == "inter_node_bandwidth_gbits") at([&] { spec.inter_bandwidth_gbits = read_number(node, path, key); });
-    else if (key == "inter_node_latency_us") at([&] { spec.inter_latency_us = read_number(node, path, key); });
-    else if (key == "nics_per_node") at([&] { spec.nics_per_node = read_int(node, path, key); });
-    else if (key == "compute_efficiency") at([&] { spec.compute_efficiency = read_number(node, path, key); });
-    else if (key == "kernel_overhead_us") at([&] { spec.kernel_overhead_us = read_number(node, path, key); });
-    else throw UsageError(toml_position(path, node.source()) + ": unknown key 'cluster." + key + "'");
+    if (key == "nodes")
+      at([&] { spec.nodes = read_int(node, path, key); });
+    else if (key == "gpus_per_node")
+      at([&] { spec.gpus_per_node = read_int(node, path, key); });
+    else if (key == "gpu")
+      at([&] { spec.gpu = read_string(node, path, key); });
+    else if (key == "precision")
+      at([&] { spec.precision = parse_precision(read_string(node, path, key)); });
+    else if (key == "intra_node_bandwidth_gbytes")
+      at([&] { spec.intra_bandwidth_gbytes = read_number(node, path, key); });
+    else if (key == "intra_node_latency_us")
+      at([&] { spec.intra_latency_us = read_number(node, path, key); });
+    else if (key == "inter_node_bandwidth_gbits")
+      at([&] { spec.inter_bandwidth_gbits = read_number(node, path, key); });
+    else if (key == "inter_node_latency_us")
+      at([&] { spec.inter_latency_us = read_number(node, path, key); });
+    else if (key == "nics_per_node")
+      at([&] { spec.nics_per_node = read_int(node, path, key); });
+    else if (key == "compute_efficiency")
+      at([&] { spec.compute_efficiency = read_number(node, path, key); });
+    else if (key == "kernel_overhead_us")
+      at([&] { spec.kernel_overhead_us = read_number(node, path, key); });
+    else
+      throw UsageError(toml_position(path, node.source()) + ": unknown key 'cluster." + key + "'");
   }
   return spec;
 }
@@ -72,8 +82,7 @@ DeviceGraph build_device_graph(const ClusterSpec& spec) {
   device.bytes_per_element = spec.precision == Precision::kBf16 ? 2 : 4;
   const Link intra{spec.intra_bandwidth_gbytes.value_or(model.nvlink_pair_bandwidth / 1e9) * 1e9,
                    spec.intra_latency_us * 1e-6};
-  const Link network{spec.inter_bandwidth_gbits / 8.0 * 1e9 * spec.nics_per_node,
-                     spec.inter_latency_us * 1e-6};
+  const Link network{spec.inter_bandwidth_gbits / 8.0 * 1e9 * spec.nics_per_node, spec.inter_latency_us * 1e-6};
   const auto g = static_cast<size_t>(spec.gpus_per_node);
   return DeviceGraph(spec.nodes, spec.gpus_per_node, device, std::vector<Link>(g * g, intra), network);
 }

@@ -7,8 +7,7 @@
 
 namespace layerplan {
 
-DeviceGraph::DeviceGraph(int nodes, int gpus_per_node, Device device, std::vector<Link> intra,
-                         Link network)
+DeviceGraph::DeviceGraph(int nodes, int gpus_per_node, Device device, std::vector<Link> intra, Link network)
     : nodes_(nodes),
       gpus_per_node_(gpus_per_node),
       device_(std::move(device)),
@@ -30,9 +29,8 @@ std::string DeviceGraph::describe() const {
   std::snprintf(line, sizeof line,
                 "%d node%s x %d %s (%.1f TFLOP/s, %.0f GB/s memory); intra-node %.0f GB/s, "
                 "inter-node %.1f GB/s per node",
-                nodes_, nodes_ == 1 ? "" : "s", gpus_per_node_, device_.model.c_str(),
-                device_.peak_flops / 1e12, device_.memory_bandwidth / 1e9, l.bandwidth / 1e9,
-                network_.bandwidth / 1e9);
+                nodes_, nodes_ == 1 ? "" : "s", gpus_per_node_, device_.model.c_str(), device_.peak_flops / 1e12,
+                device_.memory_bandwidth / 1e9, l.bandwidth / 1e9, network_.bandwidth / 1e9);
   return line;
 }
 

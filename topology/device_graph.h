@@ -41,7 +41,7 @@ class DeviceGraph {
   bool same_node(int a, int b) const { return node_of(a) == node_of(b); }
 
   const Device& device() const { return device_; }  // every device is this model
-  const Link& intra_link(int a, int b) const;        // a, b on the same node
+  const Link& intra_link(int a, int b) const;       // a, b on the same node
   const Link& network() const { return network_; }
   // The link a transfer from a to b uses: the intra-node link, or the network.
   const Link& link(int a, int b) const { return same_node(a, b) ? intra_link(a, b) : network_; }

@@ -30,18 +30,24 @@ Precision parse_precision(std::string_view text) {
 
 std::string_view precision_name(Precision precision) {
   switch (precision) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kBf16: return "bf16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kBf16:
+      return "bf16";
   }
   return "fp32";
 }
 
 double GpuModel::flops(Precision precision) const {
   switch (precision) {
-    case Precision::kFp32: return fp32_flops;
-    case Precision::kTf32: return tf32_flops > 0 ? tf32_flops : fp32_flops;
-    case Precision::kBf16: return bf16_flops > 0 ? bf16_flops : fp32_flops;
+    case Precision::kFp32:
+      return fp32_flops;
+    case Precision::kTf32:
+      return tf32_flops > 0 ? tf32_flops : fp32_flops;
+    case Precision::kBf16:
+      return bf16_flops > 0 ? bf16_flops : fp32_flops;
   }
   return fp32_flops;
 }

@@ -48,9 +48,7 @@ class Selection {
   Selection(const NodeTopology& topology, std::string variable, std::string value)
       : topology_(topology), variable_(std::move(variable)), value_(std::move(value)) {}
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw UsageError(variable_ + "='" + value_ + "': " + what);
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw UsageError(variable_ + "='" + value_ + "': " + what); }
 
   std::string node_gpus() const {
     const int n = topology_.gpu_count();
@@ -86,8 +84,7 @@ int parse_index(Selection& selection, const std::string& text, const std::string
 }
 
 // SLURM_STEP_GPUS / SLURM_JOB_GPUS: global indices and ranges, "0,2", "0-3", "0-1,3".
-std::vector<int> parse_slurm_list(const NodeTopology& topology, const std::string& variable,
-                                  const std::string& value) {
+std::vector<int> parse_slurm_list(const NodeTopology& topology, const std::string& variable, const std::string& value) {
   Selection selection(topology, variable, value);
   const std::string expected = "indices and ranges such as 0,2 or 0-3";
   for (const std::string& item : trimmed_entries(value)) {
@@ -107,8 +104,8 @@ std::vector<int> parse_slurm_list(const NodeTopology& topology, const std::strin
 
 // The GPU whose UUID starts with `prefix` ("GPU-" included), as CUDA accepts unique prefixes.
 int gpu_by_uuid(const NodeTopology& topology, Selection& selection, const std::string& prefix) {
-  const bool any_uuid = std::any_of(topology.gpus.begin(), topology.gpus.end(),
-                                    [](const GpuInfo& gpu) { return !gpu.uuid.empty(); });
+  const bool any_uuid =
+      std::any_of(topology.gpus.begin(), topology.gpus.end(), [](const GpuInfo& gpu) { return !gpu.uuid.empty(); });
   if (!any_uuid) {
     selection.fail("'" + prefix + "' names a GPU by UUID, but the topology has no GPU UUIDs (they come from NVML " +
                    "devices); use indices instead");

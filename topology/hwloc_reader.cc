@@ -159,7 +159,7 @@ ReportedModels read_os_devices(hwloc_obj_t pci, GpuInfo& gpu) {
     if (kind == GpuOsDevice::kOther) continue;
     gpu.os_devices.push_back(child->name != nullptr ? child->name : "");
     const std::string model = info(child, "GPUModel");
-    std::string& first = kind == GpuOsDevice::kCuda ? models.cuda
+    std::string& first = kind == GpuOsDevice::kCuda   ? models.cuda
                          : kind == GpuOsDevice::kNvml ? models.nvml
                                                       : models.opencl;
     if (first.empty()) first = model;
@@ -306,8 +306,7 @@ void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, un
   }
 }
 
-void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus,
-                        NvlinkCounts& counts) {
+void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus, NvlinkCounts& counts) {
   const Distances distances(topology, "NVLinkBandwidth");
   for (const hwloc_distances_s* m : distances.matrices()) {
     const std::vector<int> role = matrix_roles(m, gpu_of_bus);
@@ -336,8 +335,7 @@ HwlocNode read_loaded(hwloc_topology_t topology, const std::string& origin) {
     const auto& a = p->attr->pcidev;
     return std::make_tuple(a.domain, a.bus, a.dev, a.func);
   };
-  std::sort(gpu_objects.begin(), gpu_objects.end(),
-            [&key](hwloc_obj_t x, hwloc_obj_t y) { return key(x) < key(y); });
+  std::sort(gpu_objects.begin(), gpu_objects.end(), [&key](hwloc_obj_t x, hwloc_obj_t y) { return key(x) < key(y); });
   std::sort(node.nvswitches.begin(), node.nvswitches.end(),
             [](const NvSwitchInfo& x, const NvSwitchInfo& y) { return x.pci_bus_id < y.pci_bus_id; });
 

@@ -39,7 +39,8 @@ std::string read_hwloc_xml_file(const std::string& path) {
 
   const size_t tag = text.find("<topology");
   if (tag == std::string::npos) {
-    throw UsageError("'" + path + "' is not an hwloc XML export: no <topology> element (expected the output of "
+    throw UsageError("'" + path +
+                     "' is not an hwloc XML export: no <topology> element (expected the output of "
                      "`lstopo FILE.xml`)");
   }
   const std::string version = attribute_value(text, tag, "version");

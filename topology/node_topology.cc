@@ -9,25 +9,38 @@ namespace layerplan {
 
 const char* source_name(Source source) {
   switch (source) {
-    case Source::kNone: return "unknown";
-    case Source::kHwloc: return "hwloc";
-    case Source::kHwlocMatrix: return "hwloc matrix";
-    case Source::kNvml: return "NVML";
-    case Source::kPcieRule: return "PCIe rule";
-    case Source::kCatalog: return "GPU table";
-    case Source::kConfig: return "config";
+    case Source::kNone:
+      return "unknown";
+    case Source::kHwloc:
+      return "hwloc";
+    case Source::kHwlocMatrix:
+      return "hwloc matrix";
+    case Source::kNvml:
+      return "NVML";
+    case Source::kPcieRule:
+      return "PCIe rule";
+    case Source::kCatalog:
+      return "GPU table";
+    case Source::kConfig:
+      return "config";
   }
   return "unknown";
 }
 
 const char* path_kind_name(PathKind kind) {
   switch (kind) {
-    case PathKind::kSelf: return "self";
-    case PathKind::kNvlink: return "NVLink";
-    case PathKind::kNvswitch: return "NVSwitch";
-    case PathKind::kPcieSwitch: return "PCIe switch";
-    case PathKind::kHostBridge: return "PCIe host bridge";
-    case PathKind::kCrossSocket: return "across sockets";
+    case PathKind::kSelf:
+      return "self";
+    case PathKind::kNvlink:
+      return "NVLink";
+    case PathKind::kNvswitch:
+      return "NVSwitch";
+    case PathKind::kPcieSwitch:
+      return "PCIe switch";
+    case PathKind::kHostBridge:
+      return "PCIe host bridge";
+    case PathKind::kCrossSocket:
+      return "across sockets";
   }
   return "unknown";
 }

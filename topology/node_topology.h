@@ -13,13 +13,13 @@ namespace layerplan {
 
 // Where a discovered value came from.
 enum class Source {
-  kNone,          // unknown
-  kHwloc,         // an hwloc object or attribute (PCI device, OS device info)
-  kHwlocMatrix,   // hwloc's NVLinkBandwidth distances matrix
-  kNvml,          // NVML, queried at run time
-  kPcieRule,      // derived from the PCIe tree (docs/topology.md gives the rules)
-  kCatalog,       // the GPU table (built-in or the admin's TOML)
-  kConfig,        // an override in the admin's TOML
+  kNone,         // unknown
+  kHwloc,        // an hwloc object or attribute (PCI device, OS device info)
+  kHwlocMatrix,  // hwloc's NVLinkBandwidth distances matrix
+  kNvml,         // NVML, queried at run time
+  kPcieRule,     // derived from the PCIe tree (docs/topology.md gives the rules)
+  kCatalog,      // the GPU table (built-in or the admin's TOML)
+  kConfig,       // an override in the admin's TOML
 };
 const char* source_name(Source source);  // "hwloc", "hwloc matrix", "NVML", ...
 
@@ -40,10 +40,10 @@ struct GpuInfo {
   Source model_source = Source::kNone;
   double memory_bytes = 0.0;  // 0 when unknown
   Source memory_source = Source::kNone;
-  std::string uuid;           // "GPU-…" where an NVML device gives it, else empty
-  double pcie_gbytes = 0.0;   // the GPU's own PCIe link, GB/s (0 = unknown)
-  int numa_node = -1;         // OS index of the nearest NUMA node, -1 when unknown
-  int package = -1;           // OS index of the socket, -1 when unknown
+  std::string uuid;                     // "GPU-…" where an NVML device gives it, else empty
+  double pcie_gbytes = 0.0;             // the GPU's own PCIe link, GB/s (0 = unknown)
+  int numa_node = -1;                   // OS index of the nearest NUMA node, -1 when unknown
+  int package = -1;                     // OS index of the socket, -1 when unknown
   std::vector<std::string> os_devices;  // "cuda0", "nvml0", "opencl0d0" found below the GPU
   // hwloc's global indices of the PCIe bridges from the host bridge down to the GPU;
   // the PCIe rules compare these paths.
@@ -73,11 +73,11 @@ struct GpuLink {
   PathKind kind = PathKind::kCrossSocket;
   double gbytes = 0.0;  // GB/s one way
   Source source = Source::kNone;
-  int nvlinks = 0;      // NVLink links counted, where known
+  int nvlinks = 0;  // NVLink links counted, where known
 };
 
 struct NodeTopology {
-  std::string origin;  // "hwloc XML FILE" or "this machine (hwloc live)"
+  std::string origin;         // "hwloc XML FILE" or "this machine (hwloc live)"
   std::vector<GpuInfo> gpus;  // in PCI bus-id order
   std::vector<NvSwitchInfo> nvswitches;
   std::vector<NicInfo> nics;

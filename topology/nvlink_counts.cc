@@ -36,8 +36,8 @@ int apply_nvlink_counts(const NvlinkCounts& counts, Source source, NodeTopology&
       const double sa = counts.switch_gbytes[static_cast<size_t>(a)];
       const double sb = counts.switch_gbytes[static_cast<size_t>(b)];
       const double switched = (sa > 0 && sb > 0) ? std::min(sa, sb) : 0.0;
-      const int switch_links = std::min(counts.switch_links[static_cast<size_t>(a)],
-                                        counts.switch_links[static_cast<size_t>(b)]);
+      const int switch_links =
+          std::min(counts.switch_links[static_cast<size_t>(a)], counts.switch_links[static_cast<size_t>(b)]);
       if (direct <= 0 && switched <= 0) continue;
       GpuLink& link = node.link(a, b);
       if (direct >= switched) {

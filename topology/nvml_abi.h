@@ -41,16 +41,16 @@ struct Memory {
 };
 
 // Signatures of the entry points, by their exported names.
-using InitFn = Return (*)();                                            // nvmlInit_v2
-using ShutdownFn = Return (*)();                                        // nvmlShutdown
-using ErrorStringFn = const char* (*)(Return);                          // nvmlErrorString
-using HandleByPciBusIdFn = Return (*)(const char*, Device*);            // nvmlDeviceGetHandleByPciBusId_v2
-using NvLinkStateFn = Return (*)(Device, unsigned, int*);               // nvmlDeviceGetNvLinkState
-using NvLinkRemotePciInfoFn = Return (*)(Device, unsigned, PciInfo*);   // nvmlDeviceGetNvLinkRemotePciInfo_v2
-using NvLinkVersionFn = Return (*)(Device, unsigned, unsigned*);        // nvmlDeviceGetNvLinkVersion
-using NameFn = Return (*)(Device, char*, unsigned);                     // nvmlDeviceGetName
-using UuidFn = Return (*)(Device, char*, unsigned);                     // nvmlDeviceGetUUID
-using MemoryInfoFn = Return (*)(Device, Memory*);                       // nvmlDeviceGetMemoryInfo
-using ComputeCapabilityFn = Return (*)(Device, int*, int*);             // nvmlDeviceGetCudaComputeCapability
+using InitFn = Return (*)();                                           // nvmlInit_v2
+using ShutdownFn = Return (*)();                                       // nvmlShutdown
+using ErrorStringFn = const char* (*)(Return);                         // nvmlErrorString
+using HandleByPciBusIdFn = Return (*)(const char*, Device*);           // nvmlDeviceGetHandleByPciBusId_v2
+using NvLinkStateFn = Return (*)(Device, unsigned, int*);              // nvmlDeviceGetNvLinkState
+using NvLinkRemotePciInfoFn = Return (*)(Device, unsigned, PciInfo*);  // nvmlDeviceGetNvLinkRemotePciInfo_v2
+using NvLinkVersionFn = Return (*)(Device, unsigned, unsigned*);       // nvmlDeviceGetNvLinkVersion
+using NameFn = Return (*)(Device, char*, unsigned);                    // nvmlDeviceGetName
+using UuidFn = Return (*)(Device, char*, unsigned);                    // nvmlDeviceGetUUID
+using MemoryInfoFn = Return (*)(Device, Memory*);                      // nvmlDeviceGetMemoryInfo
+using ComputeCapabilityFn = Return (*)(Device, int*, int*);            // nvmlDeviceGetCudaComputeCapability
 
 }  // namespace layerplan::nvml

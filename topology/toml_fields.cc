@@ -44,8 +44,7 @@ std::string read_string(const toml::node& node, const std::string& path, const s
   return v->get();
 }
 
-std::vector<std::string> read_string_array(const toml::node& node, const std::string& path,
-                                           const std::string& key) {
+std::vector<std::string> read_string_array(const toml::node& node, const std::string& path, const std::string& key) {
   const auto* array = node.as_array();
   if (!array) throw UsageError(toml_position(path, node.source()) + ": " + key + " must be an array of strings");
   std::vector<std::string> out;

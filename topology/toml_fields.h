@@ -17,15 +17,13 @@ toml::table parse_toml_file(const std::string& path, const std::string& what);
 double read_number(const toml::node& node, const std::string& path, const std::string& key);
 int read_int(const toml::node& node, const std::string& path, const std::string& key);  // 0 … 2^20
 std::string read_string(const toml::node& node, const std::string& path, const std::string& key);
-std::vector<std::string> read_string_array(const toml::node& node, const std::string& path,
-                                           const std::string& key);
+std::vector<std::string> read_string_array(const toml::node& node, const std::string& path, const std::string& key);
 bool read_bool(const toml::node& node, const std::string& path, const std::string& key);
 
 // Runs `read` for the value at `node`; a UsageError it throws without a position gets
 // "PATH:LINE:COL: TABLE.KEY: " put in front.
 template <typename Read>
-void at_position(const toml::node& node, const std::string& path, const std::string& qualified_key,
-                 Read&& read);
+void at_position(const toml::node& node, const std::string& path, const std::string& qualified_key, Read&& read);
 
 std::string format_number(double value);  // shortest form: 0.76, 100, 1e+30
 

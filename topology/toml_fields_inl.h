@@ -5,8 +5,7 @@
 namespace layerplan {
 
 template <typename Read>
-void at_position(const toml::node& node, const std::string& path, const std::string& qualified_key,
-                 Read&& read) {
+void at_position(const toml::node& node, const std::string& path, const std::string& qualified_key, Read&& read) {
   try {
     read();
   } catch (const UsageError& err) {

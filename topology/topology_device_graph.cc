@@ -69,15 +69,17 @@ NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
   for (const GpuInfo& gpu : node.gpus) {
     const GpuModel other = figures_for_gpu(config, gpu.model);
     require(other.name == figures.name, "the node mixes GPU models ('" + node.gpus[0].model + "' at " +
-                                            node.gpus[0].pci_bus_id + ", '" + gpu.model + "' at " +
-                                            gpu.pci_bus_id + "): expected one model per node");
+                                            node.gpus[0].pci_bus_id + ", '" + gpu.model + "' at " + gpu.pci_bus_id +
+                                            "): expected one model per node");
   }
   NodeTopology priced = node;
   for (GpuInfo& gpu : priced.gpus) price_memory(figures, config, gpu);
   const int g = priced.gpu_count();
   for (int a = 0; a < g; ++a) {
     for (int b = 0; b < g; ++b) {
-      if (a != b) price_link(node.gpus[static_cast<size_t>(a)], node.gpus[static_cast<size_t>(b)], figures, config, priced.link(a, b));
+      if (a != b)
+        price_link(node.gpus[static_cast<size_t>(a)], node.gpus[static_cast<size_t>(b)], figures, config,
+                   priced.link(a, b));
     }
   }
   return priced;
@@ -130,8 +132,7 @@ DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const
     }
   }
   const NetworkEstimate network = estimate_network(priced_node, config.fabric);
-  return DeviceGraph(nodes, g, device, std::move(intra),
-                     Link{network.gbytes * kGiga, config.fabric.latency_us * 1e-6});
+  return DeviceGraph(nodes, g, device, std::move(intra), Link{network.gbytes * kGiga, config.fabric.latency_us * 1e-6});
 }
 
 }  // namespace layerplan

@@ -88,8 +88,7 @@ void CommunicatorTransport::exchange(const std::vector<BoxMove>& moves, const Ed
   for (auto& s : sends) s->wait();
 }
 
-void CommunicatorTransport::all_reduce(const std::vector<int>& devices,
-                                       const std::vector<std::vector<float>*>& buffers,
+void CommunicatorTransport::all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                                        const std::vector<ReduceSegment>& segments) {
   if (devices.size() != buffers.size()) throw std::invalid_argument("all_reduce: one buffer per device");
   const int p = static_cast<int>(devices.size());

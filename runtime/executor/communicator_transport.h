@@ -3,10 +3,9 @@
 // all-reduces between devices are point-to-point transfers between ranks.
 //
 // Tags: a box move of input `slot` of layer L in direction d uses L·64 + 2·slot + d; an
-// all-reduce of layer L (of a bucket: its first segment's layer) uses L·64 + 60 + kind. Transfers with the same peer and tag
-// match in the order they are posted, and every rank walks the same moves in the same
-// order, so one tag per edge and direction suffices. Doubles (batch-norm statistics and
-// loss shares) travel as pairs of floats.
+// all-reduce of layer L (of a bucket: its first segment's layer) uses L·64 + 60 + kind. Transfers with the same peer
+// and tag match in the order they are posted, and every rank walks the same moves in the same order, so one tag per
+// edge and direction suffices. Doubles (batch-norm statistics and loss shares) travel as pairs of floats.
 //
 // Each rank also measures the time its calls that move data between ranks take
 // (TrafficCounts::moves and the three reductions), waiting for peers included.
@@ -29,8 +28,8 @@ class CommunicatorTransport : public Transport {
   void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                   const std::vector<ReduceSegment>& segments) override;
-  void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
-                  ReduceKind kind, int layer) override;
+  void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers, ReduceKind kind,
+                  int layer) override;
 
  private:
   Communicator& comm_;

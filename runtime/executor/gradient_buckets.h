@@ -20,8 +20,8 @@ namespace layerplan {
 // One replica group's shard of one layer, in a bucket.
 struct GradientSegment {
   int layer = 0;
-  int group = 0;          // index into replica_groups(layer, its configuration)
-  int64_t elements = 0;   // the shard's weight and bias
+  int group = 0;         // index into replica_groups(layer, its configuration)
+  int64_t elements = 0;  // the shard's weight and bias
 };
 
 struct GradientBucket {

@@ -10,8 +10,8 @@ void InProcessTransport::exchange(const std::vector<BoxMove>& moves, const EdgeT
   for (const BoxMove& m : moves) {
     if (m.src == nullptr || m.dst == nullptr) throw std::invalid_argument("exchange: a tensor is missing");
     const Tensor part = crop(*m.src, m.region);
-    const int64_t moved = tag.direction == Direction::kForward ? copy_intersection(part, m.dst)
-                                                               : add_intersection(part, m.dst);
+    const int64_t moved =
+        tag.direction == Direction::kForward ? copy_intersection(part, m.dst) : add_intersection(part, m.dst);
     count_move(tag, m.src_device, m.dst_device, moved);
   }
 }
@@ -33,7 +33,8 @@ int64_t checked_length(const std::vector<int>& devices, const std::vector<std::v
 std::vector<int> ascending_order(const std::vector<int>& devices) {
   std::vector<int> order(devices.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return devices[static_cast<size_t>(a)] < devices[static_cast<size_t>(b)]; });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return devices[static_cast<size_t>(a)] < devices[static_cast<size_t>(b)]; });
   return order;
 }
 
@@ -51,7 +52,9 @@ void InProcessTransport::all_reduce(const std::vector<int>& devices, const std::
     const auto [lo, hi] = ring_chunk(n, p, chunk);
     const std::vector<float>& s = *buffers[static_cast<size_t>(order[static_cast<size_t>(from)])];
     std::vector<float>& d = *buffers[static_cast<size_t>(order[static_cast<size_t>(to)])];
-    for (int64_t i = lo; i < hi; ++i) d[static_cast<size_t>(i)] = add ? d[static_cast<size_t>(i)] + s[static_cast<size_t>(i)] : s[static_cast<size_t>(i)];
+    for (int64_t i = lo; i < hi; ++i)
+      d[static_cast<size_t>(i)] =
+          add ? d[static_cast<size_t>(i)] + s[static_cast<size_t>(i)] : s[static_cast<size_t>(i)];
     count_ring_send(segments, lo, hi, devices[static_cast<size_t>(order[static_cast<size_t>(from)])],
                     devices[static_cast<size_t>(order[static_cast<size_t>(to)])]);
   };
@@ -67,8 +70,8 @@ void InProcessTransport::all_reduce(const std::vector<int>& devices, const std::
   }
 }
 
-void InProcessTransport::all_reduce(const std::vector<int>& devices,
-                                    const std::vector<std::vector<double>*>& buffers, ReduceKind kind, int layer) {
+void InProcessTransport::all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
+                                    ReduceKind kind, int layer) {
   const int64_t n = checked_length(devices, buffers);
   if (devices.size() <= 1) return;
   const std::vector<int> order = ascending_order(devices);

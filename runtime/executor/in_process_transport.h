@@ -12,8 +12,8 @@ class InProcessTransport : public Transport {
   void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                   const std::vector<ReduceSegment>& segments) override;
-  void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
-                  ReduceKind kind, int layer) override;
+  void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers, ReduceKind kind,
+                  int layer) override;
 };
 
 }  // namespace layerplan

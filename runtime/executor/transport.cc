@@ -18,15 +18,14 @@ void Transport::count_move(const EdgeTag& tag, int src, int dst, int64_t element
 }
 
 void Transport::count_reduce(ReduceKind kind, int layer, int src, int dst, int64_t elements) {
-  auto& per_layer = kind == ReduceKind::kWeightGradients   ? counts_.weight_sync
+  auto& per_layer = kind == ReduceKind::kWeightGradients       ? counts_.weight_sync
                     : kind == ReduceKind::kBatchNormStatistics ? counts_.statistics
                                                                : counts_.loss;
   per_layer[layer] += elements;
   counts_.pairs[{src, dst}] += elements;
 }
 
-void Transport::count_ring_send(const std::vector<ReduceSegment>& segments, int64_t lo, int64_t hi, int src,
-                                int dst) {
+void Transport::count_ring_send(const std::vector<ReduceSegment>& segments, int64_t lo, int64_t hi, int src, int dst) {
   int64_t begin = 0;
   for (const ReduceSegment& segment : segments) {
     const int64_t end = begin + segment.elements;

@@ -7,8 +7,8 @@ namespace {
 // reassociating floating-point additions on its own.
 constexpr int kLanes = 8;
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void plane_sums(const float* x, int64_t len, double* sum, double* sum_sq) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_sums(const float* x, int64_t len, double* sum,
+                                                                             double* sum_sq) {
   double s[kLanes] = {}, q[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= len; i += kLanes) {
@@ -28,9 +28,10 @@ void plane_sums(const float* x, int64_t len, double* sum, double* sum_sq) {
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void plane_grad_sums(const float* x, const float* dy, int64_t len, double mean, double* sum_dy,
-                     double* sum_dy_centered) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_grad_sums(const float* x, const float* dy,
+                                                                                  int64_t len, double mean,
+                                                                                  double* sum_dy,
+                                                                                  double* sum_dy_centered) {
   double s[kLanes] = {}, q[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= len; i += kLanes) {
@@ -50,14 +51,14 @@ void plane_grad_sums(const float* x, const float* dy, int64_t len, double mean, 
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void plane_backward(const float* x, const float* dy, float* dx, int64_t len, float a, float b, float mean,
-                    float c) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_backward(const float* x, const float* dy,
+                                                                                 float* dx, int64_t len, float a,
+                                                                                 float b, float mean, float c) {
   for (int64_t i = 0; i < len; ++i) dx[i] = a * dy[i] + b * (x[i] - mean) + c;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void plane_affine(const float* x, float* y, int64_t len, float mean, float scale, float shift) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_affine(const float* x, float* y, int64_t len,
+                                                                               float mean, float scale, float shift) {
   for (int64_t i = 0; i < len; ++i) y[i] = (x[i] - mean) * scale + shift;
 }
 
@@ -83,8 +84,8 @@ void statistics(const float* x, Planes p, double* sum, double* sum_sq) {
   }
 }
 
-void backward_sums(const float* x, const float* dy, Planes p, const double* mean, const double* inv_std,
-                   double* sum_dy, double* sum_dy_xhat) {
+void backward_sums(const float* x, const float* dy, Planes p, const double* mean, const double* inv_std, double* sum_dy,
+                   double* sum_dy_xhat) {
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < p.c; ++c) {
     double s = 0, q = 0;

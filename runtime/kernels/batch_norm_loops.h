@@ -22,8 +22,8 @@ void forward(const float* x, float* y, Planes p, const double* mean, const doubl
              const float* beta);
 
 // Per channel: sum of dy and of dy * (x - mean[c]) * inv_std[c].
-void backward_sums(const float* x, const float* dy, Planes p, const double* mean, const double* inv_std,
-                   double* sum_dy, double* sum_dy_xhat);
+void backward_sums(const float* x, const float* dy, Planes p, const double* mean, const double* inv_std, double* sum_dy,
+                   double* sum_dy_xhat);
 
 // dx = gamma*inv_std/M * (M*dy - sum_dy - x_hat*sum_dy_xhat), x_hat = (x - mean)*inv_std,
 // with M elements per channel over the whole batch (the reduced sums' count).

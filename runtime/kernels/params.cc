@@ -16,9 +16,12 @@ ParamLayout param_layout(const ModelGraph& graph, const Layer& layer) {
   }
   const Shape& in = graph.input_shape(layer, 0);
   switch (layer.kind) {
-    case LayerKind::kConv2d: return {in.c() * layer.window.kernel_h * layer.window.kernel_w, layer.has_bias};
-    case LayerKind::kFullyConnected: return {in.c() * in.h() * in.w(), layer.has_bias};
-    default: return {1, true};  // batch norm: weight and bias per channel
+    case LayerKind::kConv2d:
+      return {in.c() * layer.window.kernel_h * layer.window.kernel_w, layer.has_bias};
+    case LayerKind::kFullyConnected:
+      return {in.c() * in.h() * in.w(), layer.has_bias};
+    default:
+      return {1, true};  // batch norm: weight and bias per channel
   }
 }
 
@@ -26,8 +29,8 @@ LayerParams zero_params(const ModelGraph& graph, const Layer& layer, Interval ch
   const ParamLayout layout = param_layout(graph, layer);
   if (channels.lo < 0 || channels.hi > layer.output.c() || channels.hi < channels.lo) {
     throw std::invalid_argument("layer " + layer.name + ": channel range [" + std::to_string(channels.lo) + "," +
-                                std::to_string(channels.hi) + ") is outside [0," +
-                                std::to_string(layer.output.c()) + ")");
+                                std::to_string(channels.hi) + ") is outside [0," + std::to_string(layer.output.c()) +
+                                ")");
   }
   LayerParams p;
   p.channels = channels;

@@ -25,7 +25,6 @@ struct LayerParams {
   // Batch norm's epsilon: PyTorch's default; torchvision's Inception-v3 uses 1e-3, which
   // the executor sets from the model.
   double eps = 1e-5;
-
 };
 
 // Whether the layer kind has parameters (conv2d, fully_connected, batch_norm).

@@ -44,8 +44,7 @@ bool Tensor::contains(const Box& box) const {
 
 void require_covers(const Tensor& t, const Box& box, const char* what) {
   if (!t.contains(box)) {
-    throw std::invalid_argument(std::string(what) + " must cover " + box.str() + ", got a tensor of " +
-                                t.box().str());
+    throw std::invalid_argument(std::string(what) + " must cover " + box.str() + ", got a tensor of " + t.box().str());
   }
 }
 

@@ -56,14 +56,11 @@ class Tensor {
   // Offset in data() of the element at *global* coordinates (n, c, h, w), which must lie
   // in the box (unchecked; use contains()).
   int64_t offset(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    return ((((n - box_.dim[0].lo) * ext_[1]) + (c - box_.dim[1].lo)) * ext_[2] + (h - box_.dim[2].lo)) *
-               ext_[3] +
+    return ((((n - box_.dim[0].lo) * ext_[1]) + (c - box_.dim[1].lo)) * ext_[2] + (h - box_.dim[2].lo)) * ext_[3] +
            (w - box_.dim[3].lo);
   }
   float& at(int64_t n, int64_t c, int64_t h, int64_t w) { return data_[static_cast<size_t>(offset(n, c, h, w))]; }
-  float at(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    return data_[static_cast<size_t>(offset(n, c, h, w))];
-  }
+  float at(int64_t n, int64_t c, int64_t h, int64_t w) const { return data_[static_cast<size_t>(offset(n, c, h, w))]; }
   bool contains(const Box& box) const;
 
  private:

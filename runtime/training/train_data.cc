@@ -180,8 +180,8 @@ TrainingData load_training_data(const std::string& spec, const Shape& input, int
   TrainingData data;
   const int64_t batch = input.n();
   if (spec == "synthetic") {
-    data.train = std::make_unique<SyntheticSource>(100 * batch, input.c() * input.h() * input.w(), classes,
-                                                   options.seed);
+    data.train =
+        std::make_unique<SyntheticSource>(100 * batch, input.c() * input.h() * input.w(), classes, options.seed);
     data.description = "synthetic data, " + std::to_string(100 * batch) + " samples an epoch";
     return data;
   }

@@ -37,17 +37,16 @@ void write_profile(const std::string& path, const ModelGraph& graph, const Execu
                       {"moves", time(moves)},
                       {"statistics_reductions", time(statistics)}});
   }
-  const nlohmann::json profile = {
-      {"model", graph.name()},
-      {"rank", rank},
-      {"steps", steps},
-      {"compute_s", compute},
-      {"communication",
-       {{"moves", time(counts.moves)},
-        {"weight_reductions", time(counts.weight_reductions)},
-        {"statistics_reductions", time(counts.statistics_reductions)},
-        {"loss_reductions", time(counts.loss_reductions)}}},
-      {"layers", layers}};
+  const nlohmann::json profile = {{"model", graph.name()},
+                                  {"rank", rank},
+                                  {"steps", steps},
+                                  {"compute_s", compute},
+                                  {"communication",
+                                   {{"moves", time(counts.moves)},
+                                    {"weight_reductions", time(counts.weight_reductions)},
+                                    {"statistics_reductions", time(counts.statistics_reductions)},
+                                    {"loss_reductions", time(counts.loss_reductions)}}},
+                                  {"layers", layers}};
   const std::string temporary = path + ".partial";
   {
     std::ofstream out(temporary, std::ios::trunc);
