@@ -71,12 +71,22 @@ int ModelGraph::append(Layer layer) {
   return layers_.back().id;
 }
 
-int ModelGraph::input(std::string name, Shape shape) {
+namespace {
+
+// A layer without window or bias (append() gives it its id).
+Layer make_layer(std::string name, LayerKind kind, std::vector<int> inputs, const Shape& output) {
   Layer l;
   l.name = std::move(name);
-  l.kind = LayerKind::kInput;
-  l.output = shape;
-  return append(std::move(l));
+  l.kind = kind;
+  l.inputs = std::move(inputs);
+  l.output = output;
+  return l;
+}
+
+}  // namespace
+
+int ModelGraph::input(std::string name, Shape shape) {
+  return append(make_layer(std::move(name), LayerKind::kInput, {}, shape));
 }
 
 int ModelGraph::windowed(std::string name, LayerKind kind, int in, int out_channels, Window window, bool bias) {
@@ -108,53 +118,34 @@ int ModelGraph::avg_pool(std::string name, int in, Window window) {
 
 int ModelGraph::global_avg_pool(std::string name, int in) {
   const Shape& s = layer(in).output;
-  Layer l;
-  l.name = std::move(name);
-  l.kind = LayerKind::kGlobalAvgPool;
-  l.inputs = {in};
+  Layer l = make_layer(std::move(name), LayerKind::kGlobalAvgPool, {in}, Shape{{s.n(), s.c(), 1, 1}});
   l.window = {static_cast<int>(s.h()), static_cast<int>(s.w()), 1, 1, 0, 0};
-  l.output = {{s.n(), s.c(), 1, 1}};
   return append(std::move(l));
 }
 
 int ModelGraph::fully_connected(std::string name, int in, int out_features, bool bias) {
   const Shape& s = layer(in).output;
-  Layer l;
-  l.name = std::move(name);
-  l.kind = LayerKind::kFullyConnected;
-  l.inputs = {in};
+  Layer l = make_layer(std::move(name), LayerKind::kFullyConnected, {in}, Shape{{s.n(), out_features, 1, 1}});
   l.has_bias = bias;
-  l.output = {{s.n(), out_features, 1, 1}};
   return append(std::move(l));
 }
 
-namespace {
-Layer same_shape(std::string name, LayerKind kind, int in, const Shape& s) {
-  Layer l;
-  l.name = std::move(name);
-  l.kind = kind;
-  l.inputs = {in};
-  l.output = s;
-  return l;
-}
-}  // namespace
-
 int ModelGraph::relu(std::string name, int in) {
-  return append(same_shape(std::move(name), LayerKind::kRelu, in, layer(in).output));
+  return append(make_layer(std::move(name), LayerKind::kRelu, {in}, layer(in).output));
 }
 int ModelGraph::batch_norm(std::string name, int in) {
-  return append(same_shape(std::move(name), LayerKind::kBatchNorm, in, layer(in).output));
+  return append(make_layer(std::move(name), LayerKind::kBatchNorm, {in}, layer(in).output));
 }
 int ModelGraph::dropout(std::string name, int in) {
-  return append(same_shape(std::move(name), LayerKind::kDropout, in, layer(in).output));
+  return append(make_layer(std::move(name), LayerKind::kDropout, {in}, layer(in).output));
 }
 int ModelGraph::softmax_cross_entropy(std::string name, int in) {
-  return append(same_shape(std::move(name), LayerKind::kSoftmaxCrossEntropy, in, layer(in).output));
+  return append(make_layer(std::move(name), LayerKind::kSoftmaxCrossEntropy, {in}, layer(in).output));
 }
 
 int ModelGraph::flatten(std::string name, int in) {
   const Shape& s = layer(in).output;
-  return append(same_shape(std::move(name), LayerKind::kFlatten, in, Shape{{s.n(), s.c() * s.h() * s.w(), 1, 1}}));
+  return append(make_layer(std::move(name), LayerKind::kFlatten, {in}, Shape{{s.n(), s.c() * s.h() * s.w(), 1, 1}}));
 }
 
 int ModelGraph::concat(std::string name, std::vector<int> ins) {
@@ -169,12 +160,7 @@ int ModelGraph::concat(std::string name, std::vector<int> ins) {
     }
     out.extent[1] += s.c();
   }
-  Layer l;
-  l.name = std::move(name);
-  l.kind = LayerKind::kConcat;
-  l.inputs = std::move(ins);
-  l.output = out;
-  return append(std::move(l));
+  return append(make_layer(std::move(name), LayerKind::kConcat, std::move(ins), out));
 }
 
 int ModelGraph::add(std::string name, std::vector<int> ins) {
@@ -186,12 +172,7 @@ int ModelGraph::add(std::string name, std::vector<int> ins) {
                                   ", expected " + out.str());
     }
   }
-  Layer l;
-  l.name = std::move(name);
-  l.kind = LayerKind::kAdd;
-  l.inputs = std::move(ins);
-  l.output = out;
-  return append(std::move(l));
+  return append(make_layer(std::move(name), LayerKind::kAdd, std::move(ins), out));
 }
 
 }  // namespace layerplan
