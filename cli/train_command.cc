@@ -133,14 +133,17 @@ int run_train_command(const TrainCommandArgs& args) {
   // Everything that can be wrong with the input is checked before the log is opened or
   // the ranks connect (the Trainer checks the rest).
   const PlanFile file = read_plan_file(args.plan);
-  const bool launched = std::getenv("LAYERPLAN_RANK") != nullptr;
-  const GlooOptions world = launched ? gloo_options_from_env() : GlooOptions{};
+  const std::optional<GlooOptions> ranks = world_from_env();
+  const bool launched = ranks.has_value();
+  const GlooOptions world = ranks.value_or(GlooOptions{});
   const int devices = file.devices;
+  const bool under_srun = world.rendezvous == Rendezvous::kPmi2;
   require(devices == world.world_size,
           "plan file '" + file.path + "' is for " + std::to_string(devices) + (devices == 1 ? " device" : " devices") +
               ", this run has " + std::to_string(world.world_size) +
-              (world.world_size == 1 ? " process" : " processes") + ": start it with `layerplan launch --nproc " +
-              std::to_string(devices) + " -- layerplan train ...`");
+              (world.world_size == 1 ? " process" : " processes") + ": start it with " +
+              (under_srun ? "`srun --mpi=pmi2 -n " + std::to_string(devices) + " layerplan train ...`"
+                          : "`layerplan launch --nproc " + std::to_string(devices) + " -- layerplan train ...`"));
   const ModelAndPlan loaded = model_and_plan(file, args.model, args.model_path);
 
   ProgressPrinter printer(file, world.rank, launched, args.trainer.save);

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "runtime/pmi2_client.h"
 
 namespace layerplan {
 namespace {
@@ -28,13 +29,33 @@ constexpr uint64_t kBroadcastSlot = 0x42;
 
 uint64_t make_slot(uint64_t prefix, uint32_t tag) { return (prefix << 56) | (static_cast<uint64_t>(tag) << 24); }
 
+// Gloo's rendezvous store over Slurm's PMI-2 key-value space. PMI-2 makes keys visible
+// only after a fence that every task of the step joins, so each set is a put and a fence:
+// Gloo's full-mesh connect sets the same keys on every rank (its hostname, then its
+// addresses), while what it reads differs (rank 0 reads no hostname), so fencing on the
+// sets is what keeps the ranks' fences matched.
+class Pmi2Store : public gloo::rendezvous::Store {
+ public:
+  void set(const std::string& key, const std::vector<char>& data) override {
+    Pmi2Client::instance().put(key, data);
+    Pmi2Client::instance().fence();
+  }
+  std::vector<char> get(const std::string& key) override { return Pmi2Client::instance().get(key); }
+  // Every key set before is visible already; the fence has no timeout of its own (Slurm
+  // ends the step when a task dies).
+  void wait(const std::vector<std::string>& /*keys*/) override {}
+  void wait(const std::vector<std::string>& /*keys*/, const std::chrono::milliseconds& /*timeout*/) override {}
+};
+
 // What every communicator of one process shares: the tcp device, the store and the counters.
 struct GlooShared {
   std::shared_ptr<gloo::transport::Device> device;
-  std::unique_ptr<gloo::rendezvous::FileStore> store;
+  std::unique_ptr<gloo::rendezvous::Store> store;
   std::shared_ptr<ByteCounters> counters;
   std::chrono::milliseconds timeout{};
-  std::string store_dir;
+  std::string store_name;  // where the ranks meet, for messages
+  int world_size = 1;
+  bool store_fences_every_rank = false;  // PMI-2: only groups of the whole world can meet
   std::mutex mutex;
   std::map<std::string, int> groups_made;  // how often each member list was used, for unique store prefixes
 };
@@ -101,7 +122,7 @@ class GlooCommunicator : public Communicator {
       }
     } catch (const std::exception& e) {
       throw CommError(who() + ": could not connect to the other " + std::to_string(size - 1) + " rank(s) of group [" +
-                      join(members_) + "] through " + shared_->store_dir + " within " +
+                      join(members_) + "] through " + shared_->store_name + " within " +
                       std::to_string(shared_->timeout.count()) + " ms (is every rank started?): " + e.what());
     }
   }
@@ -211,6 +232,11 @@ class GlooCommunicator : public Communicator {
     if (mine == global_ranks.end()) {
       throw std::invalid_argument("create_group " + list + ": rank " + std::to_string(me) + " is not a member");
     }
+    if (shared_->store_fences_every_rank && static_cast<int>(global_ranks.size()) != shared_->world_size) {
+      throw std::invalid_argument("create_group " + list +
+                                  ": groups of some ranks need the rendezvous directory (PMI-2's fence takes "
+                                  "every task of the step)");
+    }
     std::string prefix = prefix_ + "/group" + list;
     {
       std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -303,6 +329,30 @@ int env_int(const char* name, int fallback, bool required) {
   return static_cast<int>(value);
 }
 
+// The optional settings every way of starting ranks shares.
+void read_comm_settings(GlooOptions& options) {
+  const int timeout_s = env_int("LAYERPLAN_COMM_TIMEOUT_S", 60, false);
+  require(timeout_s >= 1, "LAYERPLAN_COMM_TIMEOUT_S=0: expected at least 1 second");
+  options.timeout = std::chrono::seconds(timeout_s);
+  if (const char* iface = std::getenv("LAYERPLAN_COMM_INTERFACE"); iface && *iface) options.interface = iface;
+}
+
+// Checks what connect_gloo needs and names the store the ranks meet in.
+std::unique_ptr<gloo::rendezvous::Store> make_store(const GlooOptions& options) {
+  if (options.rendezvous == Rendezvous::kPmi2) {
+    const Pmi2Client& pmi = Pmi2Client::instance();
+    require(pmi.rank() == options.rank && pmi.size() == options.world_size,
+            "PMI-2 says rank " + std::to_string(pmi.rank()) + " of " + std::to_string(pmi.size()) +
+                ", the environment rank " + std::to_string(options.rank) + " of " + std::to_string(options.world_size) +
+                ": expected the same");
+    return std::make_unique<Pmi2Store>();
+  }
+  std::error_code ec;
+  require(std::filesystem::is_directory(options.store_dir, ec),
+          "rendezvous directory '" + options.store_dir + "': expected an existing directory");
+  return std::make_unique<gloo::rendezvous::FileStore>(options.store_dir);
+}
+
 }  // namespace
 
 GlooOptions gloo_options_from_env() {
@@ -312,10 +362,27 @@ GlooOptions gloo_options_from_env() {
   const char* dir = std::getenv("LAYERPLAN_STORE_DIR");
   require(dir && *dir, "LAYERPLAN_STORE_DIR is not set: expected it from `layerplan launch`");
   options.store_dir = dir;
-  const int timeout_s = env_int("LAYERPLAN_COMM_TIMEOUT_S", 60, false);
-  require(timeout_s >= 1, "LAYERPLAN_COMM_TIMEOUT_S=0: expected at least 1 second");
-  options.timeout = std::chrono::seconds(timeout_s);
-  if (const char* iface = std::getenv("LAYERPLAN_COMM_INTERFACE"); iface && *iface) options.interface = iface;
+  read_comm_settings(options);
+  options.local_rank = env_int("LAYERPLAN_LOCAL_RANK", options.rank, false);
+  return options;
+}
+
+std::optional<GlooOptions> world_from_env() {
+  if (std::getenv("LAYERPLAN_RANK") != nullptr) return gloo_options_from_env();
+  // SLURM_STEP_NUM_TASKS is set for the tasks of an srun step only, not in a batch
+  // script, which may run a one-process training itself.
+  const int tasks = env_int("SLURM_STEP_NUM_TASKS", 1, false);
+  if (tasks <= 1) return std::nullopt;
+  const int task = env_int("SLURM_PROCID", 0, false);
+  require(pmi2_present(), "task " + std::to_string(task) + " of " + std::to_string(tasks) +
+                              " of a Slurm step without PMI: start the step with `srun --mpi=pmi2` (or set "
+                              "MpiDefault=pmi2 in slurm.conf) so that its tasks can meet");
+  GlooOptions options;
+  options.rendezvous = Rendezvous::kPmi2;
+  options.rank = task;
+  options.world_size = tasks;
+  options.local_rank = env_int("SLURM_LOCALID", 0, false);
+  read_comm_settings(options);
   return options;
 }
 
@@ -323,9 +390,7 @@ std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options) {
   require(options.world_size >= 1, "world size " + std::to_string(options.world_size) + ": expected at least 1 rank");
   require(options.rank >= 0 && options.rank < options.world_size,
           "rank " + std::to_string(options.rank) + ": expected 0.." + std::to_string(options.world_size - 1));
-  std::error_code ec;
-  require(std::filesystem::is_directory(options.store_dir, ec),
-          "rendezvous directory '" + options.store_dir + "': expected an existing directory");
+  std::unique_ptr<gloo::rendezvous::Store> store = make_store(options);
   require(options.timeout.count() > 0, "communication timeout: expected a positive duration");
   // An unknown interface name would make Gloo throw from deep inside; say it plainly.
   require(::if_nametoindex(options.interface.c_str()) != 0,
@@ -333,17 +398,20 @@ std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options) {
 
   auto shared = std::make_shared<GlooShared>();
   shared->timeout = options.timeout;
-  shared->store_dir = options.store_dir;
+  shared->world_size = options.world_size;
+  shared->store_fences_every_rank = options.rendezvous == Rendezvous::kPmi2;
+  shared->store_name =
+      options.rendezvous == Rendezvous::kPmi2 ? std::string("Slurm's PMI-2") : "directory " + options.store_dir;
   shared->counters = std::make_shared<ByteCounters>(options.world_size);
   try {
     gloo::transport::tcp::attr attr;
     attr.iface = options.interface;
     attr.ai_family = AF_INET;  // AF_UNSPEC may pick IPv6
     shared->device = gloo::transport::tcp::CreateDevice(attr);
-    shared->store = std::make_unique<gloo::rendezvous::FileStore>(options.store_dir);
+    shared->store = std::move(store);
   } catch (const std::exception& e) {
     throw CommError("rank " + std::to_string(options.rank) + ": could not set up Gloo on interface '" +
-                    options.interface + "' with store " + options.store_dir + ": " + e.what());
+                    options.interface + "' with " + shared->store_name + ": " + e.what());
   }
   std::vector<int> members(static_cast<size_t>(options.world_size));
   for (int i = 0; i < options.world_size; ++i) members[static_cast<size_t>(i)] = i;

@@ -1,6 +1,8 @@
 #pragma once
 // The CPU communicator: Gloo's tcp transport, ranks meeting through a FileStore in a
-// directory every rank can read and write (the launcher makes a fresh one per run).
+// directory every rank can read and write (the launcher makes a fresh one per run), or,
+// for the tasks of `srun --mpi=pmi2`, through Slurm's PMI-2 key-value space
+// (runtime/pmi2_client.h; docs/runtime.md, "Rendezvous", says which is used when).
 //
 // Point-to-point transfers use Gloo's unbound buffers. All-reduce and broadcast are
 // run by this class as a ring and a binomial tree over those same transfers, so the
@@ -10,17 +12,29 @@
 // (../shared/reference/runtime-libraries.md, section 1.6, has the figures).
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runtime/communicator.h"
 
 namespace layerplan {
 
+// Where the ranks exchange their addresses before connecting.
+enum class Rendezvous {
+  kDirectory,  // Gloo's FileStore in `store_dir` (`layerplan launch`, or a shared filesystem)
+  kPmi2,       // Slurm's PMI-2 put/fence/get (srun --mpi=pmi2): nothing shared on disk. Its
+               // fence takes every task of the step, so groups (create_group) must be the world.
+};
+
 struct GlooOptions {
   int rank = 0;
   int world_size = 1;
-  // An existing directory shared by all ranks, fresh for this run: Gloo's FileStore
-  // never deletes its keys, so reusing a directory across runs fails.
+  // This rank's index among the ranks on its node (informational: `layerplan launch`
+  // pins CPUs itself; under srun, Slurm's --cpu-bind does).
+  int local_rank = 0;
+  Rendezvous rendezvous = Rendezvous::kDirectory;
+  // kDirectory: an existing directory shared by all ranks, fresh for this run: Gloo's
+  // FileStore never deletes its keys, so reusing a directory across runs fails.
   std::string store_dir;
   // Network interface the ranks listen on ("lo" on one machine).
   std::string interface = "lo";
@@ -33,6 +47,15 @@ struct GlooOptions {
 // and LAYERPLAN_COMM_INTERFACE (default "lo"). Throws UsageError naming the variable
 // when one is missing or malformed.
 GlooOptions gloo_options_from_env();
+
+// How this process was started, from its environment, in this order:
+//   LAYERPLAN_RANK set (`layerplan launch`)        gloo_options_from_env()
+//   PMI_FD set, step of > 1 task (srun --mpi=pmi2) rank SLURM_PROCID, world
+//                                                  SLURM_STEP_NUM_TASKS (= SLURM_NTASKS in a step),
+//                                                  local rank SLURM_LOCALID, Rendezvous::kPmi2
+//   a step of > 1 task without PMI                 UsageError: run `srun --mpi=pmi2`
+//   otherwise                                      nullopt: one process computes every device
+std::optional<GlooOptions> world_from_env();
 
 // Joins the world: returns once all `world_size` ranks have connected to each other
 // (on every rank, so one may leave right away without failing the others), or throws

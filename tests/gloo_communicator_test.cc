@@ -331,5 +331,72 @@ TEST(GlooOptionsFromEnv, ReadsTheLauncherVariablesAndRejectsMalformedOnes) {
   ::unsetenv("LAYERPLAN_COMM_TIMEOUT_S");
 }
 
+TEST(WorldFromEnv, OneProcessWithoutLauncherOrSlurmStep) {
+  for (const char* name : {"LAYERPLAN_RANK", "SLURM_STEP_NUM_TASKS", "PMI_FD"}) ::unsetenv(name);
+  EXPECT_FALSE(world_from_env().has_value());
+  ::setenv("SLURM_STEP_NUM_TASKS", "1", 1);  // srun -n1: still one process
+  EXPECT_FALSE(world_from_env().has_value());
+  ::unsetenv("SLURM_STEP_NUM_TASKS");
+}
+
+TEST(WorldFromEnv, AStepOfSeveralTasksWithoutPmiSaysToUseSrunMpiPmi2) {
+  ::unsetenv("LAYERPLAN_RANK");
+  ::unsetenv("PMI_FD");
+  ::setenv("SLURM_STEP_NUM_TASKS", "3", 1);
+  ::setenv("SLURM_PROCID", "2", 1);
+  try {
+    world_from_env();
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("task 2 of 3"));
+    EXPECT_THAT(e.what(), HasSubstr("srun --mpi=pmi2"));
+    EXPECT_THAT(e.what(), HasSubstr("MpiDefault=pmi2"));
+  }
+  ::unsetenv("SLURM_STEP_NUM_TASKS");
+  ::unsetenv("SLURM_PROCID");
+}
+
+TEST(WorldFromEnv, SrunTasksUnderPmi2TakeTheirRankFromSlurm) {
+  ::unsetenv("LAYERPLAN_RANK");
+  ::setenv("PMI_FD", "1000", 1);
+  ::setenv("SLURM_STEP_NUM_TASKS", "3", 1);
+  ::setenv("SLURM_PROCID", "2", 1);
+  ::setenv("SLURM_LOCALID", "0", 1);
+  const std::optional<GlooOptions> o = world_from_env();
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->rendezvous, Rendezvous::kPmi2);
+  EXPECT_EQ(o->rank, 2);
+  EXPECT_EQ(o->world_size, 3);
+  EXPECT_EQ(o->local_rank, 0);
+  // The launcher's variables win: `layerplan launch` inside an srun step uses its directory.
+  ::setenv("LAYERPLAN_RANK", "1", 1);
+  ::setenv("LAYERPLAN_WORLD_SIZE", "2", 1);
+  ::setenv("LAYERPLAN_STORE_DIR", "/tmp/x", 1);
+  const std::optional<GlooOptions> launched = world_from_env();
+  ASSERT_TRUE(launched.has_value());
+  EXPECT_EQ(launched->rendezvous, Rendezvous::kDirectory);
+  EXPECT_EQ(launched->world_size, 2);
+  for (const char* name : {"LAYERPLAN_RANK", "LAYERPLAN_WORLD_SIZE", "LAYERPLAN_STORE_DIR", "PMI_FD",
+                           "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"}) {
+    ::unsetenv(name);
+  }
+}
+
+TEST(WorldFromEnv, APmiFdThatLeadsNowhereIsOneUsageError) {
+  // An fd that is not open: PMI2_Init fails (libpmi2 is installed by scripts/setup).
+  ::setenv("PMI_FD", "1000", 1);
+  GlooOptions o;
+  o.rendezvous = Rendezvous::kPmi2;
+  o.rank = 0;
+  o.world_size = 2;
+  try {
+    connect_gloo(o);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("PMI"));
+  }
+  ::unsetenv("PMI_FD");
+}
+
 }  // namespace
 }  // namespace layerplan

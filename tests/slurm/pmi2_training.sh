@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# srun tasks as the ranks of one `layerplan train` (issue 19, part 1), on the 3-node
+# cluster of scripts/slurm-cluster: ranks meet through Slurm's PMI-2, and their per-step
+# losses equal a one-process run of the same plan; a step without PMI fails at start with
+# the line that says how to start it; and the PMI-2 rendezvous time of 3 ranks is printed
+# (docs/BENCHMARKS.md, "Rendezvous under srun").
+#   tests/slurm/pmi2_training.sh BUILD_DIR RENDEZVOUS_PROBE
+# Prints "ok - …" or "not ok - …: reason" per check; exits 1 if any check failed.
+# Needs root (it starts slurmctld, slurmd and munged); exits 77 (CTest: skipped) otherwise.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${1:?usage: pmi2_training.sh BUILD_DIR RENDEZVOUS_PROBE}" && pwd)
+PROBE=${2:?usage: pmi2_training.sh BUILD_DIR RENDEZVOUS_PROBE}
+PLUGIN=$BUILD/spank_plugin/spank_layerplan.so
+CLUSTER=$REPO/scripts/slurm-cluster
+export LAYERPLAN_SLURM_ROOT=${LAYERPLAN_SLURM_ROOT:-/tmp/slurm-ci}
+ROOT=$LAYERPLAN_SLURM_ROOT
+TEST_USER=${LAYERPLAN_SLURM_USER:-lpuser}
+WORK=$ROOT/work
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIPPED: the Slurm integration tests need root to start slurmctld, slurmd and munged (CI runs them as root)"
+  exit 77
+fi
+for f in "$PLUGIN" "$BUILD/layerplan" "$PROBE"; do
+  [ -f "$f" ] || { echo "not ok - $f is missing: build first (scripts/build)"; exit 1; }
+done
+
+failures=0
+ok() { echo "ok - $1"; }
+fail() {
+  failures=$((failures + 1))
+  echo "not ok - $1"
+  [ -n "${2:-}" ] && printf '    %s\n' "$2" | head -c 4000 && echo
+}
+contains() { grep -qF -- "$2" <<<"$1"; }
+
+cleanup() {
+  "$CLUSTER" down >/dev/null 2>&1 || echo "warning: scripts/slurm-cluster down failed"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start=$SECONDS
+if [ -f "$ROOT/run/slurmctld.pid" ]; then
+  echo "# a cluster left by an interrupted run is up under $ROOT: stopping it first"
+  "$CLUSTER" down
+fi
+if ! "$CLUSTER" up "$PLUGIN"; then
+  echo "not ok - the Slurm cluster did not come up (see the lines above)"
+  exit 1
+fi
+echo "# cluster up in $((SECONDS - start)) s"
+
+# Copies the test user can run (the build may sit in root's home).
+install -m 0755 "$BUILD/layerplan" "$WORK/layerplan"
+install -m 0755 "$PROBE" "$WORK/rendezvous_probe"
+as_user() { (cd "$WORK" && timeout 180 runuser -u "$TEST_USER" -- "$@"); }
+
+# ---- 1. LeNet-5 plans for 3 devices, one per node, and for 1 device ----------------------
+# At batch 48 the layer-wise plan keeps every layer of so small a model on device 0; at
+# batch 480 it splits the batch of the early layers over all 3, so the ranks exchange data.
+make_plan() {  # make_plan FILE ARGS...: layerplan plan as the test user
+  local file=$1; shift
+  if ! out=$(as_user ./layerplan plan --model lenet5 --gpus-per-node 1 --json "$file" "$@" 2>&1); then
+    fail "layerplan plan $*" "$out"
+    exit 1
+  fi
+}
+for batch in 48 480; do
+  make_plan "$WORK/lenet5-3-b$batch.json" --gpus 3 --batch $batch
+  # One process runs a plan for one device: the same model, batch and data, so the same losses.
+  make_plan "$WORK/lenet5-1-b$batch.json" --gpus 1 --batch $batch
+done
+ok "layerplan plan --model lenet5 --gpus 3 and --gpus 1, --batch 48 and 480"
+PLAN=$WORK/lenet5-3-b48.json
+common_args=(--data synthetic --steps 10 --shuffle off)
+train_args=(--plan "$PLAN" "${common_args[@]}")
+
+# ---- 2. srun --mpi=pmi2 -N3 -n3: three ranks on three nodes, one training, whose per-step
+# losses equal a one-process run's within 1e-4 relative ---------------------------------
+same_losses() {  # same_losses A.jsonl B.jsonl: prints the largest relative difference
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+def losses(path):
+    return {l["step"]: l["loss"] for l in map(json.loads, open(path)) if "loss" in l}
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+if sorted(a) != sorted(b) or len(a) != 10:
+    print(f"steps differ: srun {sorted(a)}, one process {sorted(b)}"); sys.exit(1)
+worst = max(abs(a[s] - b[s]) / max(abs(b[s]), 1e-12) for s in a)
+print(f"10 steps, largest relative difference {worst:.2e}")
+sys.exit(0 if worst <= 1e-4 else 1)
+PY
+}
+for batch in 48 480; do
+  one=$WORK/one-b$batch.jsonl three=$WORK/srun-b$batch.jsonl
+  rm -f "$one" "$three"
+  out=$(as_user ./layerplan train --plan "$WORK/lenet5-1-b$batch.json" "${common_args[@]}" --log-json "$one" 2>&1)
+  rc=$?
+  [ $rc -eq 0 ] || { fail "one-process layerplan train at batch $batch (rc $rc)" "$out"; continue; }
+  out=$(as_user srun --mpi=pmi2 -N3 -n3 ./layerplan train --plan "$WORK/lenet5-3-b$batch.json" "${common_args[@]}" \
+        --log-json "$three" 2>&1)
+  rc=$?
+  if [ $rc -ne 0 ] || [ ! -s "$three" ]; then
+    fail "srun --mpi=pmi2 -N3 -n3 layerplan train at batch $batch (rc $rc)" "$out"
+    continue
+  fi
+  echo "$out" | grep -E '^(training|done|communication)' | sed 's/^/# /'
+  if compare=$(same_losses "$three" "$one" 2>&1); then
+    ok "srun --mpi=pmi2 -N3 -n3 layerplan train at batch $batch: losses equal one process's: $compare"
+  else
+    fail "srun --mpi=pmi2 -N3 -n3 layerplan train at batch $batch: losses equal one process's" "$compare"
+  fi
+done
+
+# ---- 3. Without PMI (MpiDefault=none here) a step of 3 tasks fails at start, saying how ---
+out=$(as_user srun -N3 -n3 ./layerplan train "${train_args[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && contains "$out" "srun --mpi=pmi2" && contains "$out" "MpiDefault=pmi2" \
+   && ! contains "$out" "step 1/"; then
+  ok "srun without --mpi=pmi2 fails at start naming srun --mpi=pmi2"
+else
+  fail "srun without --mpi=pmi2 fails at start naming srun --mpi=pmi2 (rc $rc)" "$out"
+fi
+
+# ---- 4. A plan for 3 devices on 2 tasks: the line names srun -n 3 -----------------------
+out=$(as_user srun --mpi=pmi2 -N2 -n2 ./layerplan train "${train_args[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && contains "$out" "srun --mpi=pmi2 -n 3"; then ok "2 tasks for a 3-device plan name srun -n 3"; else
+  fail "2 tasks for a 3-device plan name srun -n 3 (rc $rc)" "$out"
+fi
+
+# ---- 5. Rendezvous time of 3 ranks (PMI2_Init + exchange + Gloo connect), 5 runs ---------
+for i in 1 2 3 4 5; do
+  out=$(as_user srun --mpi=pmi2 -N3 -n3 ./rendezvous_probe 2>&1)
+  if contains "$out" "all-reduce ok"; then echo "# $out"; else fail "rendezvous probe under srun --mpi=pmi2" "$out"; break; fi
+done
+
+if [ $failures -gt 0 ]; then echo "# $failures check(s) failed"; exit 1; fi
+echo "# all checks passed in $((SECONDS - start)) s"
