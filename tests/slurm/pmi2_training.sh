@@ -114,6 +114,31 @@ for batch in 48 480; do
   fi
 done
 
+# ---- 2b. The README's flow: sbatch --layerplan=auto plans, srun --mpi=pmi2 trains on it -------
+cat >"$WORK/train.sh" <<'EOF2'
+#!/bin/bash
+#SBATCH -N3 --ntasks-per-node=1 --gpus-per-node=1
+#SBATCH --layerplan=auto --layerplan-model=lenet5 --layerplan-batch=480
+srun --mpi=pmi2 ./layerplan train --data synthetic --steps 10 --shuffle off --log-json sbatch.jsonl
+EOF2
+chmod 0755 "$WORK/train.sh"; chown "$TEST_USER" "$WORK/train.sh"
+rm -f "$WORK/sbatch.jsonl"
+job=$(as_user sbatch --parsable -o "$WORK/out-%j.txt" train.sh 2>&1)
+if [[ $job =~ ^[0-9]+$ ]]; then
+  deadline=$((SECONDS + 120))
+  while squeue -h -j "$job" 2>/dev/null | grep -q . && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+  state=$(scontrol show job "$job" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  out=$(cat "$WORK/out-$job.txt" 2>/dev/null)
+  if [ "$state" = COMPLETED ] && compare=$(same_losses "$WORK/sbatch.jsonl" "$WORK/one-b480.jsonl" 2>&1); then
+    ok "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train: COMPLETED, losses equal one process's: $compare"
+    grep -E '^(training|done)' <<<"$out" | sed 's/^/# /'
+  else
+    fail "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train (state $state)" "$out ${compare:-}"
+  fi
+else
+  fail "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train: not submitted" "$job"
+fi
+
 # ---- 3. Without PMI (MpiDefault=none here) a step of 3 tasks fails at start, saying how ---
 out=$(as_user srun -N3 -n3 ./layerplan train "${train_args[@]}" 2>&1)
 rc=$?
