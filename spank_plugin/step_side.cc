@@ -152,6 +152,32 @@ void user_init(spank_t sp, PluginState& s) {
   for (const std::string& line : plan.explain) slurm_spank_log("%s", line.c_str());
 }
 
+// True when the step runs `layerplan train` (any path to the binary): only such a step
+// must have one task per device; other steps of the job (srun hostname, a shell) run as
+// they are.
+bool runs_layerplan_train(spank_t sp) {
+  int argc = 0;
+  char** argv = nullptr;
+  if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 2 || argv == nullptr) return false;
+  const std::string program = argv[0];
+  const std::string base = program.substr(program.find_last_of('/') + 1);  // npos + 1 == 0
+  return base == "layerplan" && std::string(argv[1]) == "train";
+}
+
+// A step of `layerplan train` whose task count differs from its plan's device count would
+// fail after connecting; say so at task start, naming both and the srun line that fits.
+std::string task_count_mismatch(spank_t sp, const PluginState& s) {
+  if (!s.active || s.step_id == kBatchStepId || s.step_id == kExternStepId || !runs_layerplan_train(sp)) return "";
+  uint32_t tasks = 0;
+  if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &tasks) != ESPANK_SUCCESS) return "";
+  const int devices = s.nodes * s.node.gpu_count();
+  if (static_cast<int>(tasks) == devices) return "";
+  return "the plan is for " + std::to_string(devices) + " devices (" + std::to_string(s.nodes) + " nodes x " +
+         std::to_string(s.node.gpu_count()) + " GPUs) but this step has " + std::to_string(tasks) +
+         " tasks: start one task per device, e.g. `srun --mpi=pmi2 -N" + std::to_string(s.nodes) + " -n " +
+         std::to_string(devices) + " layerplan train ...`";
+}
+
 }  // namespace
 
 int step_init(spank_t) {
@@ -167,8 +193,9 @@ int step_user_init(spank_t sp) {
   return guarded("user_init", [&](PluginState& s) { user_init(sp, s); });
 }
 
-int step_task_init(spank_t) {
-  const PluginState& s = state();
+int step_task_init(spank_t sp) {
+  PluginState& s = state();
+  if (s.error.empty()) s.error = task_count_mismatch(sp, s);
   if (s.error.empty()) return 0;
   slurm_error("layerplan: %s", s.error.c_str());
   return -1;

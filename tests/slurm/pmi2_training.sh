@@ -139,6 +139,33 @@ else
   fail "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train: not submitted" "$job"
 fi
 
+# ---- 2c. The plugin: a step of `layerplan train` with fewer tasks than the plan's devices
+# fails at task start, naming both numbers and the srun line; other steps run as they are --
+cat >"$WORK/mismatch.sh" <<'EOF2'
+#!/bin/bash
+srun -N3 --ntasks-per-node=1 hostname >/dev/null && echo "helper step ran"
+srun --mpi=pmi2 -N3 --ntasks-per-node=1 ./layerplan train --data synthetic --steps 10 --shuffle off
+EOF2
+chmod 0755 "$WORK/mismatch.sh"; chown "$TEST_USER" "$WORK/mismatch.sh"
+job=$(as_user sbatch --parsable -o "$WORK/out-%j.txt" -N3 --gpus-per-node=2 --layerplan=auto \
+      --layerplan-model=lenet5 --layerplan-batch=480 mismatch.sh 2>&1)
+state=NOT-SUBMITTED out=$job
+if [[ $job =~ ^[0-9]+$ ]]; then
+  deadline=$((SECONDS + 120))
+  while squeue -h -j "$job" 2>/dev/null | grep -q . && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+  state=$(scontrol show job "$job" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+  out=$(cat "$WORK/out-$job.txt" 2>/dev/null)
+fi
+if [ "$state" = FAILED ] && contains "$out" "helper step ran" && contains "$out" "plan is for 6 devices" \
+   && contains "$out" "this step has 3 tasks" && contains "$out" "srun --mpi=pmi2 -N3 -n 6" \
+   && ! contains "$out" "step 1/"; then
+  ok "3 tasks of layerplan train for a 6-device plan fail at task start naming srun -n 6; a helper step runs"
+else
+  fail "3 tasks of layerplan train for a 6-device plan fail at task start naming srun -n 6 (state $state)" "$out"
+fi
+bad=$(sinfo -h -N -o '%N %T' | sort -u | grep -v ' idle$')
+if [ -z "$bad" ]; then ok "no node drained"; else fail "no node drained" "$bad"; fi
+
 # ---- 3. Without PMI (MpiDefault=none here) a step of 3 tasks fails at start, saying how ---
 out=$(as_user srun -N3 -n3 ./layerplan train "${train_args[@]}" 2>&1)
 rc=$?
