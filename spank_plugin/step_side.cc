@@ -194,8 +194,11 @@ int step_user_init(spank_t sp) {
 }
 
 int step_task_init(spank_t sp) {
-  PluginState& s = state();
-  if (s.error.empty()) s.error = task_count_mismatch(sp, s);
+  // task_count_mismatch() builds strings: guarded, so that nothing escapes into slurmstepd.
+  guarded("task_init", [&](PluginState& s) {
+    if (s.error.empty()) s.error = task_count_mismatch(sp, s);
+  });
+  const PluginState& s = state();
   if (s.error.empty()) return 0;
   slurm_error("layerplan: %s", s.error.c_str());
   return -1;
