@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "cli/catalog_commands.h"
 #include "cli/check_plan_command.h"
@@ -18,6 +21,7 @@
 #include "cli/topo_command.h"
 #include "cli/train_command.h"
 #include "common/error.h"
+#include "runtime/communicator.h"
 
 namespace {
 
@@ -96,6 +100,17 @@ bool is_command(const CLI::App& app, const char* word) {
   return false;
 }
 
+// The node this process runs on, for the line a failed rank prints: Slurm's node name
+// (several slurmd may share one host), else the host name.
+std::string node_name() {
+  if (const char* slurm_node = std::getenv("SLURMD_NODENAME"); slurm_node != nullptr && *slurm_node != '\0') {
+    return slurm_node;
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) return "unknown node";
+  return host;
+}
+
 int run_parsed(const std::vector<std::pair<CLI::App*, Runner>>& added) {
   try {
     for (const auto& [cmd, run] : added) {
@@ -105,6 +120,9 @@ int run_parsed(const std::vector<std::pair<CLI::App*, Runner>>& added) {
   } catch (const UsageError& e) {
     std::cerr << "layerplan: " << e.what() << "\n";
     return kUsageExit;
+  } catch (const CommError& e) {  // a peer died or stopped answering: name this rank's node
+    std::cerr << "layerplan: on " << node_name() << ": " << e.what() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "layerplan: internal error: " << e.what() << "\n";
     return 1;
