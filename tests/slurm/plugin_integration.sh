@@ -20,44 +20,13 @@ WORK=$ROOT/work
 PLUGSTACK=/etc/slurm/plugstack.conf.d/layerplan.conf
 H100_XML=$ROOT/topologies/flux-dell-xe8640-4xh100-nvlink-4xndr.xml
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIPPED: the Slurm integration tests need root to start slurmctld, slurmd and munged (CI runs them as root)"
-  exit 77
-fi
-for f in "$PLUGIN" "$LAYERPLAN"; do
-  [ -f "$f" ] || { echo "not ok - $f is missing: build first (scripts/build)"; exit 1; }
-done
-
-failures=0
-checks=0
-ok() { checks=$((checks + 1)); echo "ok - $1"; }
-fail() {
-  checks=$((checks + 1)); failures=$((failures + 1))
-  echo "not ok - $1"
-  [ -n "${2:-}" ] && printf '    %s\n' "$2" | head -c 4000 && echo
-}
+source "$REPO/tests/slurm/harness.sh"
+require_root_and "$PLUGIN" "$LAYERPLAN"
 check() {  # check NAME CONDITION-COMMAND... (output shown on failure)
   local name=$1; shift
   if "$@"; then ok "$name"; else fail "$name" "${DETAIL:-}"; fi
 }
-contains() { grep -qF -- "$2" <<<"$1"; }
-
-cleanup() {
-  "$CLUSTER" down >/dev/null 2>&1 || echo "warning: scripts/slurm-cluster down failed"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-start=$SECONDS
-if [ -f "$ROOT/run/slurmctld.pid" ]; then
-  echo "# a cluster left by an interrupted run is up under $ROOT: stopping it first"
-  "$CLUSTER" down
-fi
-if ! "$CLUSTER" up "$PLUGIN"; then
-  echo "not ok - the Slurm cluster did not come up (see the lines above)"
-  exit 1
-fi
-echo "# cluster up in $((SECONDS - start)) s"
+start_cluster "$PLUGIN"
 
 as_user() { (cd "$WORK" && timeout 60 runuser -u "$TEST_USER" -- "$@"); }
 

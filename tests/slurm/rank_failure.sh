@@ -20,39 +20,9 @@ TEST_USER=${LAYERPLAN_SLURM_USER:-lpuser}
 WORK=$ROOT/work
 LIMIT_S=15
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "SKIPPED: the Slurm integration tests need root to start slurmctld, slurmd and munged (CI runs them as root)"
-  exit 77
-fi
-for f in "$PLUGIN" "$BUILD/layerplan"; do
-  [ -f "$f" ] || { echo "not ok - $f is missing: build first (scripts/build)"; exit 1; }
-done
-
-failures=0
-ok() { echo "ok - $1"; }
-fail() {
-  failures=$((failures + 1))
-  echo "not ok - $1"
-  [ -n "${2:-}" ] && printf '    %s\n' "$2" | head -c 4000 && echo
-}
-contains() { grep -qF -- "$2" <<<"$1"; }
-
-cleanup() {
-  "$CLUSTER" down >/dev/null 2>&1 || echo "warning: scripts/slurm-cluster down failed"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-start=$SECONDS
-if [ -f "$ROOT/run/slurmctld.pid" ]; then
-  echo "# a cluster left by an interrupted run is up under $ROOT: stopping it first"
-  "$CLUSTER" down
-fi
-if ! "$CLUSTER" up "$PLUGIN"; then
-  echo "not ok - the Slurm cluster did not come up (see the lines above)"
-  exit 1
-fi
-echo "# cluster up in $((SECONDS - start)) s"
+source "$REPO/tests/slurm/harness.sh"
+require_root_and "$PLUGIN" "$BUILD/layerplan"
+start_cluster "$PLUGIN"
 install -m 0755 "$BUILD/layerplan" "$WORK/layerplan"
 
 # The layerplan processes of job $1 whose task rank is $2 ($2 empty: any rank).
