@@ -137,13 +137,15 @@ int run_train_command(const TrainCommandArgs& args) {
   const bool launched = ranks.has_value();
   const GlooOptions world = ranks.value_or(GlooOptions{});
   const int devices = file.devices;
-  const bool under_srun = world.rendezvous == Rendezvous::kPmi2;
-  require(devices == world.world_size,
-          "plan file '" + file.path + "' is for " + std::to_string(devices) + (devices == 1 ? " device" : " devices") +
-              ", this run has " + std::to_string(world.world_size) +
-              (world.world_size == 1 ? " process" : " processes") + ": start it with " +
-              (under_srun ? "`srun --mpi=pmi2 -n " + std::to_string(devices) + " layerplan train ...`"
-                          : "`layerplan launch --nproc " + std::to_string(devices) + " -- layerplan train ...`"));
+  const bool under_srun = world.rendezvous != Rendezvous::kDirectory;
+  const char* mpi = world.rendezvous == Rendezvous::kPmix ? "pmix" : "pmi2";
+  require(
+      devices == world.world_size,
+      "plan file '" + file.path + "' is for " + std::to_string(devices) + (devices == 1 ? " device" : " devices") +
+          ", this run has " + std::to_string(world.world_size) + (world.world_size == 1 ? " process" : " processes") +
+          ": start it with " +
+          (under_srun ? "`srun --mpi=" + std::string(mpi) + " -n " + std::to_string(devices) + " layerplan train ...`"
+                      : "`layerplan launch --nproc " + std::to_string(devices) + " -- layerplan train ...`"));
   const ModelAndPlan loaded = model_and_plan(file, args.model, args.model_path);
 
   ProgressPrinter printer(file, world.rank, launched, args.trainer.save);

@@ -17,7 +17,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
-#include "runtime/pmi2_client.h"
+#include "runtime/process_manager.h"
 
 namespace layerplan {
 namespace {
@@ -29,23 +29,33 @@ constexpr uint64_t kBroadcastSlot = 0x42;
 
 uint64_t make_slot(uint64_t prefix, uint32_t tag) { return (prefix << 56) | (static_cast<uint64_t>(tag) << 24); }
 
-// Gloo's rendezvous store over Slurm's PMI-2 key-value space. PMI-2 makes keys visible
-// only after a fence that every task of the step joins, so each set is a put and a fence:
-// Gloo's full-mesh connect sets the same keys on every rank (its hostname, then its
-// addresses), while what it reads differs (rank 0 reads no hostname), so fencing on the
-// sets is what keeps the ranks' fences matched.
-class Pmi2Store : public gloo::rendezvous::Store {
+// Gloo's rendezvous store over a process manager's key-value space (PMI-2 or PMIx). Keys
+// become visible only after a fence that every task of the step joins, so each set is a
+// put and a fence: Gloo's full-mesh connect sets the same keys on every rank (its
+// hostname, then its addresses), while what it reads differs (rank 0 reads no hostname),
+// so fencing on the sets is what keeps the ranks' fences matched.
+class ProcessManagerStore : public gloo::rendezvous::Store {
  public:
+  explicit ProcessManagerStore(ProcessManager& manager) : manager_(manager) {}
   void set(const std::string& key, const std::vector<char>& data) override {
-    Pmi2Client::instance().put(key, data);
-    Pmi2Client::instance().fence();
+    manager_.put(key, data);
+    manager_.fence();
   }
-  std::vector<char> get(const std::string& key) override { return Pmi2Client::instance().get(key); }
+  std::vector<char> get(const std::string& key) override { return manager_.get(key); }
   // Every key set before is visible already; the fence has no timeout of its own (Slurm
   // ends the step when a task dies).
   void wait(const std::vector<std::string>& /*keys*/) override {}
   void wait(const std::vector<std::string>& /*keys*/, const std::chrono::milliseconds& /*timeout*/) override {}
+
+ private:
+  ProcessManager& manager_;
 };
+
+bool uses_process_manager(Rendezvous r) { return r == Rendezvous::kPmi2 || r == Rendezvous::kPmix; }
+
+ProcessManager& manager_of(Rendezvous r) {
+  return process_manager(r == Rendezvous::kPmix ? ProcessManagerKind::kPmix : ProcessManagerKind::kPmi2);
+}
 
 // What every communicator of one process shares: the tcp device, the store and the counters.
 struct GlooShared {
@@ -339,13 +349,13 @@ void read_comm_settings(GlooOptions& options) {
 
 // Checks what connect_gloo needs and names the store the ranks meet in.
 std::unique_ptr<gloo::rendezvous::Store> make_store(const GlooOptions& options) {
-  if (options.rendezvous == Rendezvous::kPmi2) {
-    const Pmi2Client& pmi = Pmi2Client::instance();
-    require(pmi.rank() == options.rank && pmi.size() == options.world_size,
-            "PMI-2 says rank " + std::to_string(pmi.rank()) + " of " + std::to_string(pmi.size()) +
+  if (uses_process_manager(options.rendezvous)) {
+    ProcessManager& pm = manager_of(options.rendezvous);
+    require(pm.rank() == options.rank && pm.size() == options.world_size,
+            std::string(pm.name()) + " says rank " + std::to_string(pm.rank()) + " of " + std::to_string(pm.size()) +
                 ", the environment rank " + std::to_string(options.rank) + " of " + std::to_string(options.world_size) +
                 ": expected the same");
-    return std::make_unique<Pmi2Store>();
+    return std::make_unique<ProcessManagerStore>(pm);
   }
   std::error_code ec;
   require(std::filesystem::is_directory(options.store_dir, ec),
@@ -374,11 +384,13 @@ std::optional<GlooOptions> world_from_env() {
   const int tasks = env_int("SLURM_STEP_NUM_TASKS", 1, false);
   if (tasks <= 1) return std::nullopt;
   const int task = env_int("SLURM_PROCID", 0, false);
-  require(pmi2_present(), "task " + std::to_string(task) + " of " + std::to_string(tasks) +
-                              " of a Slurm step without PMI: start the step with `srun --mpi=pmi2` (or set "
-                              "MpiDefault=pmi2 in slurm.conf) so that its tasks can meet");
+  const ProcessManagerKind manager = process_manager_from_env();
+  require(manager != ProcessManagerKind::kNone,
+          "task " + std::to_string(task) + " of " + std::to_string(tasks) +
+              " of a Slurm step without PMI: start the step with `srun --mpi=pmi2` (or set "
+              "MpiDefault=pmi2 in slurm.conf) so that its tasks can meet");
   GlooOptions options;
-  options.rendezvous = Rendezvous::kPmi2;
+  options.rendezvous = manager == ProcessManagerKind::kPmix ? Rendezvous::kPmix : Rendezvous::kPmi2;
   options.rank = task;
   options.world_size = tasks;
   options.local_rank = env_int("SLURM_LOCALID", 0, false);
@@ -399,9 +411,9 @@ std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options) {
   auto shared = std::make_shared<GlooShared>();
   shared->timeout = options.timeout;
   shared->world_size = options.world_size;
-  shared->store_fences_every_rank = options.rendezvous == Rendezvous::kPmi2;
-  shared->store_name =
-      options.rendezvous == Rendezvous::kPmi2 ? std::string("Slurm's PMI-2") : "directory " + options.store_dir;
+  shared->store_fences_every_rank = uses_process_manager(options.rendezvous);
+  shared->store_name = uses_process_manager(options.rendezvous) ? std::string(manager_of(options.rendezvous).name())
+                                                                : "directory " + options.store_dir;
   shared->counters = std::make_shared<ByteCounters>(options.world_size);
   try {
     gloo::transport::tcp::attr attr;
@@ -416,6 +428,30 @@ std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options) {
   std::vector<int> members(static_cast<size_t>(options.world_size));
   for (int i = 0; i < options.world_size; ++i) members[static_cast<size_t>(i)] = i;
   return std::make_unique<GlooCommunicator>(shared, "world", std::move(members), options.rank);
+}
+
+std::vector<char> share_from_rank0(const GlooOptions& options, const std::string& key, std::span<const char> value) {
+  const std::string name = "layerplan/share/" + key;
+  if (uses_process_manager(options.rendezvous)) {
+    ProcessManager& pm = manager_of(options.rendezvous);
+    if (options.rank == 0) pm.put(name, value);
+    pm.fence();
+    return options.rank == 0 ? std::vector<char>(value.begin(), value.end()) : pm.get(name);
+  }
+  try {
+    std::unique_ptr<gloo::rendezvous::Store> store = make_store(options);
+    if (options.rank == 0) {
+      store->set(name, std::vector<char>(value.begin(), value.end()));
+      return {value.begin(), value.end()};
+    }
+    store->wait({name}, options.timeout);
+    return store->get(name);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CommError("rank " + std::to_string(options.rank) + ": '" + key + "' from rank 0 through directory " +
+                    options.store_dir + ": " + e.what());
+  }
 }
 
 }  // namespace layerplan

@@ -1,8 +1,9 @@
 #pragma once
 // The CPU communicator: Gloo's tcp transport, ranks meeting through a FileStore in a
 // directory every rank can read and write (the launcher makes a fresh one per run), or,
-// for the tasks of `srun --mpi=pmi2`, through Slurm's PMI-2 key-value space
-// (runtime/pmi2_client.h; docs/runtime.md, "Rendezvous", says which is used when).
+// for the tasks of `srun --mpi=pmi2` or `--mpi=pmix`, through the process manager's
+// key-value space (runtime/process_manager.h; docs/runtime.md, "Rendezvous", says which
+// is used when).
 //
 // Point-to-point transfers use Gloo's unbound buffers. All-reduce and broadcast are
 // run by this class as a ring and a binomial tree over those same transfers, so the
@@ -13,7 +14,9 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "runtime/communicator.h"
 
@@ -24,6 +27,7 @@ enum class Rendezvous {
   kDirectory,  // Gloo's FileStore in `store_dir` (`layerplan launch`, or a shared filesystem)
   kPmi2,       // Slurm's PMI-2 put/fence/get (srun --mpi=pmi2): nothing shared on disk. Its
                // fence takes every task of the step, so groups (create_group) must be the world.
+  kPmix,       // PMIx put/commit/fence/get (srun --mpi=pmix), as kPmi2.
 };
 
 struct GlooOptions {
@@ -53,6 +57,7 @@ GlooOptions gloo_options_from_env();
 //   PMI_FD set, step of > 1 task (srun --mpi=pmi2) rank SLURM_PROCID, world
 //                                                  SLURM_STEP_NUM_TASKS (= SLURM_NTASKS in a step),
 //                                                  local rank SLURM_LOCALID, Rendezvous::kPmi2
+//   PMIX_RANK set, step of > 1 task (--mpi=pmix)   the same, Rendezvous::kPmix
 //   a step of > 1 task without PMI                 UsageError: run `srun --mpi=pmi2`
 //   otherwise                                      nullopt: one process computes every device
 std::optional<GlooOptions> world_from_env();
@@ -62,5 +67,12 @@ std::optional<GlooOptions> world_from_env();
 // CommError after the timeout. Throws UsageError for bad options (a rank outside
 // the world, a missing store directory, an unknown interface).
 std::unique_ptr<Communicator> connect_gloo(const GlooOptions& options);
+
+// Gives every rank the bytes rank 0 passes as `value` (the other ranks' `value` is
+// ignored), through the rendezvous the options name, without a communicator: how NCCL's
+// unique id reaches the ranks. Collective: every rank of the world calls it with the same
+// `key`, once per key. Throws CommError when rank 0's value does not arrive within the
+// options' timeout (directory) or the process manager fails.
+std::vector<char> share_from_rank0(const GlooOptions& options, const std::string& key, std::span<const char> value);
 
 }  // namespace layerplan

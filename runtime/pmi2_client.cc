@@ -65,11 +65,6 @@ int hex_digit(char c) {
 
 }  // namespace
 
-bool pmi2_present() {
-  const char* fd = std::getenv("PMI_FD");
-  return fd != nullptr && *fd != '\0';
-}
-
 struct Pmi2Client::Api {
   void* library = nullptr;
   decltype(&PMI2_Init) init = nullptr;

@@ -5,6 +5,7 @@
 #include "spank_plugin/plugin_state.h"
 #include "spank_plugin/spank_api.h"
 #include "spank_plugin/spank_options.h"
+#include "spank_plugin/srun_defaults.h"
 #include "spank_plugin/step_side.h"
 #include "spank_plugin/submit_side.h"
 
@@ -52,6 +53,7 @@ LAYERPLAN_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
       // Reported where it matters: at submission or job start of jobs that use layerplan.
       s.args_error = e.what();
     }
+    if (ctx == S_CTX_LOCAL) default_kill_on_bad_exit();
     if (ctx != S_CTX_REMOTE) return register_options(sp);
     step_init(sp);
     // A failing remote init would drain the node: record it for task_init instead.

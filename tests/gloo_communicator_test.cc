@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "runtime/gloo_communicator.h"
+#include "runtime/process_manager.h"
 
 namespace layerplan {
 namespace {
@@ -396,6 +397,62 @@ TEST(WorldFromEnv, APmiFdThatLeadsNowhereIsOneUsageError) {
     EXPECT_THAT(e.what(), HasSubstr("PMI"));
   }
   ::unsetenv("PMI_FD");
+}
+
+}  // namespace
+}  // namespace layerplan
+
+namespace layerplan {
+namespace {
+
+TEST(ShareFromRank0, EveryRankGetsRankZerosBytesThroughTheDirectory) {
+  StoreDir dir;
+  const int size = 3;
+  std::vector<std::vector<char>> got(size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      // Each rank offers different bytes; only rank 0's may arrive anywhere.
+      const std::vector<char> mine(128, static_cast<char>('a' + rank));
+      got[static_cast<size_t>(rank)] =
+          share_from_rank0(options_for(rank, size, dir, std::chrono::seconds(30)), "nccl-id", mine);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& bytes : got) EXPECT_EQ(bytes, std::vector<char>(128, 'a'));
+}
+
+TEST(ShareFromRank0, AMissingRankZeroIsACommErrorAfterTheTimeout) {
+  StoreDir dir;
+  try {
+    share_from_rank0(options_for(1, 2, dir, std::chrono::milliseconds(200)), "nccl-id", {});
+    FAIL();
+  } catch (const CommError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("rank 1"));
+    EXPECT_THAT(e.what(), HasSubstr("'nccl-id' from rank 0"));
+  }
+}
+
+TEST(WorldFromEnv, SrunTasksUnderPmixTakeTheirRankFromSlurm) {
+  for (const char* name : {"LAYERPLAN_RANK", "PMI_FD"}) ::unsetenv(name);
+  ::setenv("PMIX_RANK", "1", 1);
+  ::setenv("SLURM_STEP_NUM_TASKS", "6", 1);
+  ::setenv("SLURM_PROCID", "1", 1);
+  ::setenv("SLURM_LOCALID", "1", 1);
+  EXPECT_EQ(process_manager_from_env(), ProcessManagerKind::kPmix);
+  const std::optional<GlooOptions> o = world_from_env();
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->rendezvous, Rendezvous::kPmix);
+  EXPECT_EQ(o->rank, 1);
+  EXPECT_EQ(o->world_size, 6);
+  EXPECT_EQ(o->local_rank, 1);
+  // PMI_FD wins when both are set (srun --mpi=pmi2 started it).
+  ::setenv("PMI_FD", "1000", 1);
+  EXPECT_EQ(process_manager_from_env(), ProcessManagerKind::kPmi2);
+  for (const char* name : {"PMIX_RANK", "PMI_FD", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"}) {
+    ::unsetenv(name);
+  }
+  EXPECT_EQ(process_manager_from_env(), ProcessManagerKind::kNone);
 }
 
 }  // namespace

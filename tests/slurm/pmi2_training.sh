@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # srun tasks as the ranks of one `layerplan train` (issue 19, part 1), on the 3-node
-# cluster of scripts/slurm-cluster: ranks meet through Slurm's PMI-2, and their per-step
-# losses equal a one-process run of the same plan; a step without PMI fails at start with
-# the line that says how to start it; and the PMI-2 rendezvous time of 3 ranks is printed
-# (docs/BENCHMARKS.md, "Rendezvous under srun").
+# cluster of scripts/slurm-cluster: ranks meet through Slurm's PMI-2 (and PMIx), and their
+# per-step losses equal a one-process run of the same plan; a step without PMI fails at
+# start with the line that says how to start it; and the rendezvous time of 3 and 6 ranks
+# is printed (docs/BENCHMARKS.md, "Rendezvous under srun").
 #   tests/slurm/pmi2_training.sh BUILD_DIR RENDEZVOUS_PROBE
 # Prints "ok - …" or "not ok - …: reason" per check; exits 1 if any check failed.
 # Needs root (it starts slurmctld, slurmd and munged); exits 77 (CTest: skipped) otherwise.
@@ -51,63 +51,33 @@ train_args=(--plan "$PLAN" "${common_args[@]}")
 # ---- 2. srun --mpi=pmi2 -N3 -n3: three ranks on three nodes, one training, whose per-step
 # losses equal a one-process run's within 1e-4 relative ---------------------------------
 same_losses() {  # same_losses A.jsonl B.jsonl: prints the largest relative difference
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-def losses(path):
-    return {l["step"]: l["loss"] for l in map(json.loads, open(path)) if "loss" in l}
-a, b = losses(sys.argv[1]), losses(sys.argv[2])
-if sorted(a) != sorted(b) or len(a) != 10:
-    print(f"steps differ: srun {sorted(a)}, one process {sorted(b)}"); sys.exit(1)
-worst = max(abs(a[s] - b[s]) / max(abs(b[s]), 1e-12) for s in a)
-print(f"10 steps, largest relative difference {worst:.2e}")
-sys.exit(0 if worst <= 1e-4 else 1)
-PY
+  "$REPO/tests/slurm/compare_runs.py" losses "$1" "$2" 10
 }
-for batch in 48 480; do
-  one=$WORK/one-b$batch.jsonl three=$WORK/srun-b$batch.jsonl
-  rm -f "$one" "$three"
-  out=$(as_user ./layerplan train --plan "$WORK/lenet5-1-b$batch.json" "${common_args[@]}" --log-json "$one" 2>&1)
-  rc=$?
-  [ $rc -eq 0 ] || { fail "one-process layerplan train at batch $batch (rc $rc)" "$out"; continue; }
-  out=$(as_user srun --mpi=pmi2 -N3 -n3 ./layerplan train --plan "$WORK/lenet5-3-b$batch.json" "${common_args[@]}" \
+# The same with PMIx (`srun --mpi=pmix`, Slurm's mpi/pmix with Debian's libpmix2) at batch 480.
+for run in "pmi2 48" "pmi2 480" "pmix 480"; do
+  read -r mpi batch <<<"$run"
+  one=$WORK/one-b$batch.jsonl three=$WORK/srun-$mpi-b$batch.jsonl
+  rm -f "$three"
+  if [ ! -s "$one" ]; then
+    out=$(as_user ./layerplan train --plan "$WORK/lenet5-1-b$batch.json" "${common_args[@]}" --log-json "$one" 2>&1)
+    rc=$?
+    [ $rc -eq 0 ] || { fail "one-process layerplan train at batch $batch (rc $rc)" "$out"; continue; }
+  fi
+  what="srun --mpi=$mpi -N3 -n3 layerplan train at batch $batch"
+  out=$(as_user srun --mpi=$mpi -N3 -n3 ./layerplan train --plan "$WORK/lenet5-3-b$batch.json" "${common_args[@]}" \
         --log-json "$three" 2>&1)
   rc=$?
   if [ $rc -ne 0 ] || [ ! -s "$three" ]; then
-    fail "srun --mpi=pmi2 -N3 -n3 layerplan train at batch $batch (rc $rc)" "$out"
+    fail "$what (rc $rc)" "$out"
     continue
   fi
   echo "$out" | grep -E '^(training|done|communication)' | sed 's/^/# /'
   if compare=$(same_losses "$three" "$one" 2>&1); then
-    ok "srun --mpi=pmi2 -N3 -n3 layerplan train at batch $batch: losses equal one process's: $compare"
+    ok "$what: losses equal one process's: $compare"
   else
-    fail "srun --mpi=pmi2 -N3 -n3 layerplan train at batch $batch: losses equal one process's" "$compare"
+    fail "$what: losses equal one process's" "$compare"
   fi
 done
-
-# ---- 2b. The README's flow: sbatch --layerplan=auto plans, srun --mpi=pmi2 trains on it -------
-cat >"$WORK/train.sh" <<'EOF2'
-#!/bin/bash
-#SBATCH -N3 --ntasks-per-node=1 --gpus-per-node=1
-#SBATCH --layerplan=auto --layerplan-model=lenet5 --layerplan-batch=480
-srun --mpi=pmi2 ./layerplan train --data synthetic --steps 10 --shuffle off --log-json sbatch.jsonl
-EOF2
-chmod 0755 "$WORK/train.sh"; chown "$TEST_USER" "$WORK/train.sh"
-rm -f "$WORK/sbatch.jsonl"
-job=$(as_user sbatch --parsable -o "$WORK/out-%j.txt" train.sh 2>&1)
-if [[ $job =~ ^[0-9]+$ ]]; then
-  deadline=$((SECONDS + 120))
-  while squeue -h -j "$job" 2>/dev/null | grep -q . && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
-  state=$(scontrol show job "$job" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-  out=$(cat "$WORK/out-$job.txt" 2>/dev/null)
-  if [ "$state" = COMPLETED ] && compare=$(same_losses "$WORK/sbatch.jsonl" "$WORK/one-b480.jsonl" 2>&1); then
-    ok "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train: COMPLETED, losses equal one process's: $compare"
-    grep -E '^(training|done)' <<<"$out" | sed 's/^/# /'
-  else
-    fail "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train (state $state)" "$out ${compare:-}"
-  fi
-else
-  fail "sbatch --layerplan=auto + srun --mpi=pmi2 layerplan train: not submitted" "$job"
-fi
 
 # ---- 2c. The plugin: a step of `layerplan train` with fewer tasks than the plan's devices
 # fails at task start, naming both numbers and the srun line; other steps run as they are --
@@ -153,10 +123,21 @@ if [ $rc -ne 0 ] && contains "$out" "srun --mpi=pmi2 -n 3"; then ok "2 tasks for
   fail "2 tasks for a 3-device plan name srun -n 3 (rc $rc)" "$out"
 fi
 
-# ---- 5. Rendezvous time of 3 ranks (PMI2_Init + exchange + Gloo connect), 5 runs ---------
-for i in 1 2 3 4 5; do
-  out=$(as_user srun --mpi=pmi2 -N3 -n3 ./rendezvous_probe 2>&1)
-  if contains "$out" "all-reduce ok"; then echo "# $out"; else fail "rendezvous probe under srun --mpi=pmi2" "$out"; break; fi
+# ---- 5. Rendezvous time (process manager init + exchange + Gloo connect) and the time to
+# share a 128-byte id from rank 0 (as NCCL's unique id goes), 3 and 6 ranks, 5 runs each ----
+for mpi in pmi2 pmix; do
+  for tasks in 3 6; do
+    for i in 1 2 3 4 5; do
+      out=$(as_user srun --mpi=$mpi -N3 -n$tasks ./rendezvous_probe 2>&1)
+      if ! contains "$out" "all-reduce ok"; then
+        fail "rendezvous probe of $tasks ranks under srun --mpi=$mpi" "$out"
+        break
+      fi
+      echo "# --mpi=$mpi: $out"
+    done
+    [ $i -eq 5 ] && contains "$out" "all-reduce ok" &&
+      ok "$tasks ranks meet and share rank 0's id under srun --mpi=$mpi (5 runs)"
+  done
 done
 
 if [ $failures -gt 0 ]; then echo "# $failures check(s) failed"; exit 1; fi

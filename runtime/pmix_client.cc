@@ -1,0 +1,147 @@
+#include "runtime/pmix_client.h"
+
+#include <dlfcn.h>
+#include <pmix.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "common/error.h"
+#include "runtime/communicator.h"
+
+namespace layerplan {
+namespace {
+
+template <typename Fn>
+Fn symbol(void* library, const char* name) {
+  void* address = dlsym(library, name);
+  Fn fn = nullptr;
+  // POSIX guarantees a data pointer from dlsym can hold a function's address.
+  static_assert(sizeof fn == sizeof address);
+  std::memcpy(&fn, &address, sizeof fn);
+  return fn;
+}
+
+void set_key(pmix_key_t& target, const std::string& key) {
+  std::memset(target, 0, sizeof target);
+  std::memcpy(target, key.data(), std::min(key.size(), sizeof target - 1));
+}
+
+}  // namespace
+
+struct PmixClient::Api {
+  void* library = nullptr;
+  decltype(&PMIx_Init) init = nullptr;
+  decltype(&PMIx_Finalize) finalize = nullptr;
+  decltype(&PMIx_Put) put = nullptr;
+  decltype(&PMIx_Commit) commit = nullptr;
+  decltype(&PMIx_Fence) fence = nullptr;
+  decltype(&PMIx_Get) get = nullptr;
+  decltype(&PMIx_Value_destruct) value_destruct = nullptr;
+  pmix_proc_t self{};
+
+  bool complete() const { return init && finalize && put && commit && fence && get && value_destruct; }
+
+  // The value of `key` that process `rank` of this step holds (nullptr when absent); the
+  // caller releases it with release().
+  pmix_value_t* lookup(pmix_rank_t rank, const char* key) const {
+    pmix_proc_t proc = self;
+    proc.rank = rank;
+    pmix_value_t* value = nullptr;
+    if (get(&proc, key, nullptr, 0, &value) != PMIX_SUCCESS) return nullptr;
+    return value;
+  }
+  void release(pmix_value_t* value) const {
+    value_destruct(value);
+    std::free(value);  // PMIx allocates values with malloc (PMIX_VALUE_RELEASE)
+  }
+};
+
+PmixClient& PmixClient::instance() {
+  static PmixClient client;  // PMIx_Init once per process; finalized at exit
+  return client;
+}
+
+PmixClient::PmixClient() : api_(std::make_unique<Api>()) {
+  // RTLD_GLOBAL: libpmix opens its own components, which resolve its symbols.
+  api_->library = dlopen("libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
+  if (api_->library == nullptr) {
+    const char* why = dlerror();
+    throw UsageError(std::string("PMIX_RANK is set (srun --mpi=pmix) but libpmix.so.2 could not be loaded (") +
+                     (why ? why : "not found") + "): install libpmix2 on the node, or use `srun --mpi=pmi2`");
+  }
+  api_->init = symbol<decltype(&PMIx_Init)>(api_->library, "PMIx_Init");
+  api_->finalize = symbol<decltype(&PMIx_Finalize)>(api_->library, "PMIx_Finalize");
+  api_->put = symbol<decltype(&PMIx_Put)>(api_->library, "PMIx_Put");
+  api_->commit = symbol<decltype(&PMIx_Commit)>(api_->library, "PMIx_Commit");
+  api_->fence = symbol<decltype(&PMIx_Fence)>(api_->library, "PMIx_Fence");
+  api_->get = symbol<decltype(&PMIx_Get)>(api_->library, "PMIx_Get");
+  api_->value_destruct = symbol<decltype(&PMIx_Value_destruct)>(api_->library, "PMIx_Value_destruct");
+  pmix_status_t status = PMIX_ERROR;
+  if (api_->complete()) status = api_->init(&api_->self, nullptr, 0);
+  if (status != PMIX_SUCCESS) {
+    dlclose(api_->library);
+    throw UsageError("PMIX_RANK is set but PMIx_Init failed (status " + std::to_string(status) +
+                     "): is this a task of `srun --mpi=pmix`?");
+  }
+  rank_ = static_cast<int>(api_->self.rank);
+  pmix_value_t* job_size = api_->lookup(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
+  if (job_size != nullptr && job_size->type == PMIX_UINT32) size_ = static_cast<int>(job_size->data.uint32);
+  if (job_size != nullptr) api_->release(job_size);
+}
+
+PmixClient::~PmixClient() {
+  api_->finalize(nullptr, 0);
+  // libpmix keeps threads of its own until finalized; it is not unloaded.
+}
+
+void PmixClient::put(const std::string& key, std::span<const char> value) {
+  require(key.size() < PMIX_MAX_KEYLEN, "PMIx key of " + std::to_string(key.size()) +
+                                            " characters: expected fewer than " + std::to_string(PMIX_MAX_KEYLEN));
+  pmix_key_t name;
+  set_key(name, key);
+  pmix_value_t v;
+  std::memset(&v, 0, sizeof v);
+  v.type = PMIX_BYTE_OBJECT;
+  v.data.bo.bytes = const_cast<char*>(value.data());  // PMIx_Put copies it
+  v.data.bo.size = value.size();
+  const pmix_status_t status = api_->put(PMIX_GLOBAL, name, &v);
+  if (status != PMIX_SUCCESS) {
+    throw CommError("rank " + std::to_string(rank_) + ": PMIx_Put of '" + key + "' failed (status " +
+                    std::to_string(status) + ")");
+  }
+}
+
+void PmixClient::fence() {
+  pmix_status_t status = api_->commit();
+  if (status == PMIX_SUCCESS) {
+    pmix_proc_t everyone = api_->self;
+    everyone.rank = PMIX_RANK_WILDCARD;
+    pmix_info_t collect;
+    std::memset(&collect, 0, sizeof collect);
+    set_key(collect.key, PMIX_COLLECT_DATA);
+    collect.value.type = PMIX_BOOL;
+    collect.value.data.flag = true;
+    status = api_->fence(&everyone, 1, &collect, 1);
+  }
+  if (status != PMIX_SUCCESS) {
+    throw CommError("rank " + std::to_string(rank_) + ": PMIx fence failed (status " + std::to_string(status) + ")");
+  }
+}
+
+std::vector<char> PmixClient::get(const std::string& key) {
+  pmix_key_t name;
+  set_key(name, key);
+  // Keys are unique in the step, so whichever task put it: PMIX_RANK_UNDEF searches them all.
+  pmix_value_t* value = api_->lookup(PMIX_RANK_UNDEF, name);
+  if (value == nullptr || value->type != PMIX_BYTE_OBJECT) {
+    if (value != nullptr) api_->release(value);
+    throw CommError("rank " + std::to_string(rank_) + ": PMIx_Get of '" + key +
+                    "' found nothing: did a task put it before the fence?");
+  }
+  std::vector<char> out(value->data.bo.bytes, value->data.bo.bytes + value->data.bo.size);
+  api_->release(value);
+  return out;
+}
+
+}  // namespace layerplan
