@@ -14,3 +14,15 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 }  // namespace layerplan
+
+namespace layerplan {
+
+std::string clipped(std::string_view text, size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  size_t cut = max_chars;
+  // Back off over UTF-8 continuation bytes (10xxxxxx) so no character is cut in half.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+}  // namespace layerplan

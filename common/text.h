@@ -1,6 +1,8 @@
 #pragma once
 // Small text helpers shared by the parsers of flags, environment variables and config values.
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace layerplan {
@@ -8,5 +10,11 @@ namespace layerplan {
 // "a,,b" -> {"a", "", "b"}; "" -> {""}. Entries are not trimmed; empty ones are kept so
 // that callers can refuse them.
 std::vector<std::string> split_commas(const std::string& text);
+
+// Text from input as an error message may quote it: at most `max_chars` bytes (cut at a
+// UTF-8 character boundary), "..." added when cut. A message stays one short line whatever
+// the file holds.
+inline constexpr size_t kMaxQuotedChars = 60;
+std::string clipped(std::string_view text, size_t max_chars = kMaxQuotedChars);
 
 }  // namespace layerplan

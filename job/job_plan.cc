@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "model/model_file.h"
 #include "model/zoo.h"
 #include "planner/plan_json.h"
@@ -85,7 +86,8 @@ std::string summary_line(const JobPlan& job, int nodes) {
 }  // namespace
 
 JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config) {
-  require(request.nodes >= 1, "nodes = " + std::to_string(request.nodes) + ": expected 1 or more");
+  require(request.nodes >= 1 && request.nodes <= kMaxDevices,
+          "nodes = " + std::to_string(request.nodes) + ": expected 1 to " + std::to_string(kMaxDevices));
   const NodeTopology priced = price_links(node, config);
   DeviceGraph devices = build_device_graph(priced, request.nodes, config);
   const int64_t batch = request.batch.value_or(int64_t{32} * devices.device_count());

@@ -37,6 +37,10 @@ Box intersect(const Box& a, const Box& b) {
   return r;
 }
 
+void Degrees::throw_too_many_tiles() const {
+  throw std::overflow_error("degrees " + str() + " make more tiles than an int counts");
+}
+
 std::string Degrees::str() const {
   std::string out;
   for (int dim = 0; dim < kNumDims; ++dim) {

@@ -5,9 +5,12 @@
 // them, so both use this one module.
 #include <array>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/index.h"
 #include "model/model_graph.h"
 
 namespace layerplan {
@@ -34,9 +37,18 @@ Box intersect(const Box& a, const Box& b);
 struct Degrees {
   std::array<int, kNumDims> d{1, 1, 1, 1};
   int operator[](int dim) const { return d[static_cast<size_t>(dim)]; }
-  int product() const { return d[0] * d[1] * d[2] * d[3]; }
+  // The tile count; throws std::overflow_error when it does not fit in an int (degrees read
+  // from input are checked against the device count before anything multiplies them).
+  int product() const {
+    const std::optional<int64_t> p = checked_product({d[0], d[1], d[2], d[3]});
+    if (!p || *p > std::numeric_limits<int>::max()) throw_too_many_tiles();
+    return static_cast<int>(*p);
+  }
   std::string str() const;  // "n4 h2 w2"; "n1" when nothing is split
   bool operator==(const Degrees&) const = default;
+
+ private:
+  [[noreturn]] void throw_too_many_tiles() const;
 };
 
 // Tiles are numbered with the channel index innermost, then width, height and sample:

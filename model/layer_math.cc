@@ -1,6 +1,63 @@
 #include "model/layer_math.h"
 
+#include <bit>
+#include <optional>
+#include <stdexcept>
+
+#include "common/index.h"
+#include "common/limits.h"
+
 namespace layerplan {
+
+namespace {
+
+// Parameters and multiply-adds of a conv2d or fully-connected layer, nullopt when one of
+// them does not fit in 64 bits.
+struct WeightedCounts {
+  std::optional<int64_t> parameters, macs;
+};
+
+WeightedCounts weighted_counts(const ModelGraph& graph, const Layer& layer) {
+  const Shape& in = graph.input_shape(layer, 0);
+  const int64_t cout = layer.output.c();
+  // Each output element of a convolution reads cin x kh x kw inputs; a fully-connected
+  // one reads the whole input sample.
+  const std::optional<int64_t> fan_in =
+      layer.kind == LayerKind::kConv2d
+          ? checked_product({in.c(), int64_t{layer.window.kernel_h}, int64_t{layer.window.kernel_w}})
+          : checked_product({in.c(), in.h(), in.w()});
+  if (!fan_in) return {};
+  WeightedCounts counts;
+  if (const auto weights = checked_mul(cout, *fan_in))
+    counts.parameters = checked_add(*weights, layer.has_bias ? cout : 0);
+  if (const auto elements = checked_product({layer.output[0], layer.output[1], layer.output[2], layer.output[3]})) {
+    counts.macs = checked_mul(*elements, *fan_in);
+  }
+  return counts;
+}
+
+// "more elements than 2^40, the limit" (every limit is a power of two).
+std::string above(const char* what, int64_t limit) {
+  return std::string("more ") + what + " than 2^" + std::to_string(std::countr_zero(static_cast<uint64_t>(limit))) +
+         ", the limit";
+}
+
+}  // namespace
+
+std::string layer_size_problem(const ModelGraph& graph, const Layer& layer) {
+  const Shape& s = layer.output;
+  for (int d = 0; d < kNumDims; ++d) {
+    if (s[d] < 1) return "output " + s.str() + " has an empty dimension";
+  }
+  if (!product_within({s[0], s[1], s[2], s[3]}, kMaxTensorElements)) {
+    return "output " + s.str() + " has " + above("elements", kMaxTensorElements);
+  }
+  if (layer.kind != LayerKind::kConv2d && layer.kind != LayerKind::kFullyConnected) return "";
+  const WeightedCounts counts = weighted_counts(graph, layer);
+  if (!counts.parameters || *counts.parameters > kMaxLayerParameters) return above("parameters", kMaxLayerParameters);
+  if (!counts.macs || *counts.macs > kMaxLayerMacs) return above("multiply-adds per step", kMaxLayerMacs);
+  return "";
+}
 
 int64_t parameter_count(const ModelGraph& graph, const Layer& layer) {
   switch (layer.kind) {
@@ -42,7 +99,11 @@ int64_t forward_macs(const ModelGraph& graph, const Layer& layer) {
 
 int64_t forward_macs(const ModelGraph& graph) {
   int64_t total = 0;
-  for (const Layer& l : graph.layers()) total += forward_macs(graph, l);
+  for (const Layer& l : graph.layers()) {
+    const std::optional<int64_t> sum = checked_add(total, forward_macs(graph, l));
+    if (!sum) throw std::overflow_error("model " + graph.name() + " has more than 2^63 multiply-adds per step");
+    total = *sum;
+  }
   return total;
 }
 

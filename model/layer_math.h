@@ -4,17 +4,25 @@
 // "GFLOPs" tables such as torchvision's.
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "model/model_graph.h"
 
 namespace layerplan {
+
+// Why `layer` (whose inputs are in `graph`) is beyond the limits of common/limits.h: its
+// output elements, parameters or multiply-adds, each computed with overflow checks; ""
+// when it is within them. ModelGraph refuses such a layer as it is added, so the counts
+// below never overflow for a graph that exists.
+std::string layer_size_problem(const ModelGraph& graph, const Layer& layer);
 
 // Trainable parameters (batch-norm counts weight and bias, not running statistics).
 int64_t parameter_count(const ModelGraph& graph, const Layer& layer);
 int64_t parameter_count(const ModelGraph& graph);
 
 // Multiply-accumulates of the forward pass of conv2d and fully-connected layers; 0 for
-// every other kind.
+// every other kind. The model's total throws std::overflow_error above 2^63 (a model of
+// kMaxLayers layers of kMaxLayerMacs each would be).
 int64_t forward_macs(const ModelGraph& graph, const Layer& layer);
 int64_t forward_macs(const ModelGraph& graph);
 

@@ -4,14 +4,16 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/limits.h"
+#include "common/text.h"
+#include "model/json_input.h"
 #include "model/zoo.h"
 
 namespace layerplan {
@@ -20,7 +22,8 @@ namespace {
 
 using nlohmann::json;
 
-// Reads the fields of one layer entry, with errors that name the layer.
+// Reads the fields of one layer entry, with errors that name the layer, the field, its
+// value (shortened) and what was expected.
 class LayerEntry {
  public:
   LayerEntry(const json& entry, std::string where) : entry_(entry), where_(std::move(where)) {}
@@ -28,24 +31,17 @@ class LayerEntry {
   const std::string& where() const { return where_; }
   bool has(const char* key) const { return entry_.contains(key); }
 
-  std::string text(const char* key) const {
-    const json& v = field(key);
-    if (!v.is_string()) fail(std::string(key) + " must be a string");
-    return v.get<std::string>();
-  }
+  std::string text(const char* key) const { return json_string(field(key), where_, key); }
   int integer(const char* key, int minimum) const {
-    const json& v = field(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < minimum || v.get<int64_t>() > (int64_t{1} << 30)) {
-      fail(std::string(key) + " must be an integer of at least " + std::to_string(minimum));
-    }
-    return static_cast<int>(v.get<int64_t>());
+    return static_cast<int>(json_integer(field(key), where_, key, minimum, kMaxModelField));
   }
   int integer_or(const char* key, int minimum, int fallback) const {
     return has(key) ? integer(key, minimum) : fallback;
   }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
-    if (!entry_[key].is_boolean()) fail(std::string(key) + " must be true or false");
+    if (!entry_[key].is_boolean())
+      fail(std::string(key) + " " + describe_json(entry_[key]) + ": expected true or false");
     return entry_[key].get<bool>();
   }
   [[noreturn]] void fail(const std::string& what) const { throw UsageError(where_ + ": " + what); }
@@ -78,16 +74,16 @@ const std::map<std::string, std::vector<std::string>>& allowed_fields() {
 }
 
 // kernel/stride/padding: a number for both axes, or [height, width].
+constexpr int64_t kMaxWindow = 4096;
 std::pair<int, int> pair_field(const LayerEntry& e, const json& entry, const char* key, int minimum, int fallback) {
   if (!e.has(key)) return {fallback, fallback};
   const json& v = entry[key];
   if (v.is_array()) {
-    if (v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() || v[0].get<int64_t>() < minimum ||
-        v[1].get<int64_t>() < minimum || v[0].get<int64_t>() > 4096 || v[1].get<int64_t>() > 4096) {
-      e.fail(std::string(key) + " must be an integer of at least " + std::to_string(minimum) +
-             " or [height, width] of such integers");
+    if (v.size() != 2) {
+      e.fail(std::string(key) + " " + describe_json(v) + ": expected an integer or [height, width] of integers");
     }
-    return {static_cast<int>(v[0].get<int64_t>()), static_cast<int>(v[1].get<int64_t>())};
+    return {static_cast<int>(json_integer(v[0], e.where(), std::string(key) + "[0]", minimum, kMaxWindow)),
+            static_cast<int>(json_integer(v[1], e.where(), std::string(key) + "[1]", minimum, kMaxWindow))};
   }
   const int both = e.integer(key, minimum);
   return {both, both};
@@ -104,11 +100,12 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
                            int previous) {
   std::vector<std::string> names;
   if (entry.contains("inputs")) {
-    if (!entry["inputs"].is_array()) e.fail("inputs must be an array of layer names");
-    for (const json& n : entry["inputs"]) {
-      if (!n.is_string()) e.fail("inputs must be an array of layer names");
-      names.push_back(n.get<std::string>());
+    const json& list = entry["inputs"];
+    if (!list.is_array() || static_cast<int64_t>(list.size()) > kMaxLayerInputs) {
+      e.fail("inputs " + describe_json(list) + ": expected an array of at most " + std::to_string(kMaxLayerInputs) +
+             " layer names");
     }
+    for (const json& n : list) names.push_back(json_string(n, e.where(), "inputs entry"));
   } else if (entry.contains("input")) {
     names.push_back(e.text("input"));
   } else {
@@ -117,7 +114,7 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
   std::vector<int> out;
   for (const std::string& n : names) {
     const auto it = ids.find(n);
-    if (it == ids.end()) e.fail("input '" + n + "' is not an earlier layer");
+    if (it == ids.end()) e.fail("input '" + clipped(n) + "' is not an earlier layer");
     out.push_back(it->second);
   }
   return out;
@@ -146,68 +143,91 @@ int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::
 
 }  // namespace
 
-ModelGraph model_from_json(const std::string& text, int64_t batch, const std::string& origin) {
-  require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 or more");
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Only the position: the parser's message quotes the text, which may not be the
-    // caller's to show (the SPANK plugin reads files as root).
-    throw UsageError(origin + ": not JSON (syntax error at byte " + std::to_string(e.byte) + ")");
-  }
-  const LayerEntry top(doc, origin);
+namespace {
+
+// The top level of a model file: its format, version and fields.
+void check_model_header(const json& doc, const LayerEntry& top, const std::string& origin) {
   require(doc.is_object(), origin + ": expected a JSON object with format, version, name, input and layers");
-  require(doc.value("format", "") == "layerplan-model",
-          origin + ": not a layerplan model file (expected \"format\": \"layerplan-model\")");
+  const json* format = doc.contains("format") ? &doc["format"] : nullptr;
+  require(format && format->is_string() && format->get_ref<const std::string&>() == "layerplan-model",
+          origin + ": not a layerplan model file (format " +
+              (format ? describe_json(*format) : std::string("missing")) + ", expected \"layerplan-model\")");
   require(doc.contains("version") && doc["version"].is_number_integer() &&
               doc["version"].get<int64_t>() == kModelFormatVersion,
           origin + ": model format version " +
-              (doc.contains("version") ? doc["version"].dump() : std::string("missing")) + ": expected " +
+              (doc.contains("version") ? describe_json(doc["version"]) : std::string("missing")) + ": expected " +
               std::to_string(kModelFormatVersion));
   for (const auto& [key, value] : doc.items()) {
     if (key != "format" && key != "version" && key != "name" && key != "input" && key != "layers") {
-      top.fail("unknown field '" + key + "'");
+      top.fail("unknown field '" + clipped(key) + "'");
     }
   }
-  ModelGraph g(top.text("name"));
+}
+
+// Adds the input layer, named "input", for `batch` images.
+int add_input(ModelGraph& g, const json& doc, int64_t batch, const std::string& origin) {
   require(doc.contains("input") && doc["input"].is_object(),
           origin + ": input must be an object {channels, height, width}");
   const LayerEntry input(doc["input"], origin + ": input");
   const Shape shape{{batch, input.integer("channels", 1), input.integer("height", 1), input.integer("width", 1)}};
-  std::map<std::string, int> ids{{"input", g.input("input", shape)}};
+  try {
+    return g.input("input", shape);
+  } catch (const std::invalid_argument& err) {
+    input.fail(err.what());
+  }
+}
+
+// Adds layer entry `index`; returns its id.
+int add_entry(ModelGraph& g, const json& entry, int index, std::map<std::string, int>& ids, int previous,
+              const std::string& origin) {
+  const std::string where = origin + ": layers[" + std::to_string(index) + "]";
+  require(entry.is_object(), where + ": expected an object");
+  const LayerEntry e(entry, entry.contains("name") && entry["name"].is_string()
+                                ? where + " '" + clipped(entry["name"].get_ref<const std::string&>()) + "'"
+                                : where);
+  const std::string name = e.text("name");
+  const std::string kind = e.text("kind");
+  const auto allowed = allowed_fields().find(kind);
+  if (allowed == allowed_fields().end()) {
+    e.fail("unknown kind '" + clipped(kind) +
+           "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
+           "relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
+  }
+  for (const auto& [key, value] : entry.items()) {
+    const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
+                       std::find(allowed->second.begin(), allowed->second.end(), key) != allowed->second.end();
+    if (!known) e.fail("unknown field '" + clipped(key) + "' for a " + kind + " layer");
+  }
+  if (ids.count(name)) e.fail("a layer named '" + clipped(name) + "' exists already");
+  const std::vector<int> in = inputs_of(e, entry, ids, previous);
+  int id = 0;
+  try {
+    id = add_layer(g, e, entry, kind, name, in);
+  } catch (const std::invalid_argument& err) {
+    e.fail(clipped(err.what(), 4 * kMaxQuotedChars));
+  }
+  ids[name] = id;
+  return id;
+}
+
+}  // namespace
+
+ModelGraph model_from_json(const std::string& text, int64_t batch, const std::string& origin) {
+  require(batch >= 1 && batch <= kMaxBatch,
+          "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
+  const json doc = parse_json_input(text, origin);
+  const LayerEntry top(doc, origin);
+  check_model_header(doc, top, origin);
+  ModelGraph g(clipped(top.text("name"), 4 * kMaxQuotedChars));
+  std::map<std::string, int> ids{{"input", add_input(g, doc, batch, origin)}};
   require(doc.contains("layers") && doc["layers"].is_array() && !doc["layers"].empty(),
           origin + ": layers must be a non-empty array");
+  require(static_cast<int64_t>(doc["layers"].size()) < kMaxLayers,
+          origin + ": " + std::to_string(doc["layers"].size()) + " layers, more than " +
+              std::to_string(kMaxLayers - 1) + ", the limit");
   int previous = 0;
   int index = 0;
-  for (const json& entry : doc["layers"]) {
-    const std::string where = origin + ": layers[" + std::to_string(index++) + "]";
-    require(entry.is_object(), where + ": expected an object");
-    const LayerEntry e(entry, entry.contains("name") && entry["name"].is_string()
-                                  ? where + " '" + entry["name"].get<std::string>() + "'"
-                                  : where);
-    const std::string name = e.text("name");
-    const std::string kind = e.text("kind");
-    const auto allowed = allowed_fields().find(kind);
-    if (allowed == allowed_fields().end()) {
-      e.fail("unknown kind '" + kind +
-             "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
-             "relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
-    }
-    for (const auto& [key, value] : entry.items()) {
-      const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
-                         std::find(allowed->second.begin(), allowed->second.end(), key) != allowed->second.end();
-      if (!known) e.fail("unknown field '" + key + "' for a " + kind + " layer");
-    }
-    if (ids.count(name)) e.fail("a layer named '" + name + "' exists already");
-    const std::vector<int> in = inputs_of(e, entry, ids, previous);
-    try {
-      previous = add_layer(g, e, entry, kind, name, in);
-    } catch (const std::invalid_argument& err) {
-      e.fail(err.what());
-    }
-    ids[name] = previous;
-  }
+  for (const json& entry : doc["layers"]) previous = add_entry(g, entry, index++, ids, previous, origin);
   return g;
 }
 
@@ -263,15 +283,13 @@ bool is_zoo_model(const std::string& name) {
   return false;
 }
 
-// The file's text, or nullopt when it does not exist; throws when it exists but cannot be read.
+// The file's text, or nullopt when no regular file is there (the search goes on); throws
+// when it exists but cannot be read. The check by name only picks the candidates: the
+// read refuses, on the open file, anything that is not (or is no longer) a regular file.
 std::optional<std::string> read_model_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  require(in.is_open(), "model file '" + path + "' cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, "model file '" + path + "'", kMaxTextInputBytes);
 }
 
 }  // namespace
@@ -279,23 +297,22 @@ std::optional<std::string> read_model_file(const std::string& path) {
 ModelGraph resolve_model(const std::string& name, const std::vector<std::string>& model_path, int64_t batch) {
   require(!name.empty(), "model '': expected a zoo model name or a model file");
   if (is_zoo_model(name)) return build_zoo_model(name, batch);
-  const bool is_path = name.find('/') != std::string::npos || name.ends_with(".json");
+  if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+    // A path names one file: whatever is there is read or refused, saying why.
+    const std::string path = clipped(name, 4 * kMaxQuotedChars);
+    return model_from_json(read_input_file(name, "model file '" + path + "'", kMaxTextInputBytes), batch, path);
+  }
   std::vector<std::string> tried;
-  if (is_path) {
-    tried.push_back(name);
-  } else {
-    for (const std::string& dir : model_path) {
-      tried.push_back(dir + "/" + name + ".json");
-      tried.push_back(dir + "/" + name);
-    }
+  for (const std::string& dir : model_path) {
+    tried.push_back(dir + "/" + name + ".json");
+    tried.push_back(dir + "/" + name);
   }
   for (const std::string& path : tried) {
     if (const auto text = read_model_file(path)) return model_from_json(*text, batch, path);
   }
   std::string known;
   for (const std::string& z : zoo_model_names()) known += (known.empty() ? "" : ", ") + z;
-  if (is_path) throw UsageError("model file '" + name + "' does not exist or is not a regular file");
-  throw UsageError("unknown model '" + name + "': expected one of " + known +
+  throw UsageError("unknown model '" + clipped(name) + "': expected one of " + known +
                    (model_path.empty()
                         ? std::string(", or the path of a model file")
                         : ", or a model file in the model path (tried " + std::to_string(tried.size()) + " paths)"));

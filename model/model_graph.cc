@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "common/limits.h"
+#include "model/layer_math.h"
+
 namespace layerplan {
 
 std::string Shape::str() const {
@@ -55,17 +58,29 @@ int64_t window_extent(int64_t in, int kernel, int stride, int pad, const std::st
 
 int ModelGraph::append(Layer layer) {
   layer.id = size();
-  // Plan files name layers, so names must tell them apart.
-  if (!names_.insert(layer.name).second) {
-    throw std::invalid_argument("model " + name_ + " already has a layer named '" + layer.name + "'");
+  if (layer.id >= kMaxLayers) {
+    throw std::invalid_argument("model " + name_ + " has more than " + std::to_string(kMaxLayers) +
+                                " layers, the limit");
+  }
+  if (static_cast<int64_t>(layer.inputs.size()) > kMaxLayerInputs) {
+    throw std::invalid_argument("layer " + layer.name + " has " + std::to_string(layer.inputs.size()) +
+                                " inputs, more than " + std::to_string(kMaxLayerInputs) + ", the limit");
   }
   for (int in : layer.inputs) {
     if (in < 0 || in >= layer.id) {
       throw std::invalid_argument("layer " + layer.name + ": input id " + std::to_string(in) +
                                   " is not an earlier layer");
     }
-    consumers_[static_cast<size_t>(in)].push_back(layer.id);
   }
+  // Every size the planner and the runtime compute from the layer must fit in 64 bits.
+  if (const std::string problem = layer_size_problem(*this, layer); !problem.empty()) {
+    throw std::invalid_argument("layer " + layer.name + ": " + problem);
+  }
+  // Plan files name layers, so names must tell them apart.
+  if (!names_.insert(layer.name).second) {
+    throw std::invalid_argument("model " + name_ + " already has a layer named '" + layer.name + "'");
+  }
+  for (int in : layer.inputs) consumers_[static_cast<size_t>(in)].push_back(layer.id);
   layers_.push_back(std::move(layer));
   consumers_.emplace_back();
   return layers_.back().id;
@@ -89,7 +104,7 @@ int ModelGraph::input(std::string name, Shape shape) {
   return append(make_layer(std::move(name), LayerKind::kInput, {}, shape));
 }
 
-int ModelGraph::windowed(std::string name, LayerKind kind, int in, int out_channels, Window window, bool bias) {
+int ModelGraph::windowed(std::string name, LayerKind kind, int in, int64_t out_channels, Window window, bool bias) {
   const Shape& s = layer(in).output;
   Layer l;
   l.kind = kind;
@@ -107,12 +122,12 @@ int ModelGraph::conv2d(std::string name, int in, int out_channels, Window window
 }
 
 int ModelGraph::max_pool(std::string name, int in, Window window) {
-  const auto c = static_cast<int>(layer(in).output.c());
+  const int64_t c = layer(in).output.c();
   return windowed(std::move(name), LayerKind::kMaxPool, in, c, window, false);
 }
 
 int ModelGraph::avg_pool(std::string name, int in, Window window) {
-  const auto c = static_cast<int>(layer(in).output.c());
+  const int64_t c = layer(in).output.c();
   return windowed(std::move(name), LayerKind::kAvgPool, in, c, window, false);
 }
 

@@ -96,7 +96,7 @@ class ModelGraph {
 
  private:
   int append(Layer layer);
-  int windowed(std::string name, LayerKind kind, int in, int out_channels, Window window, bool bias);
+  int windowed(std::string name, LayerKind kind, int in, int64_t out_channels, Window window, bool bias);
 
   std::string name_;
   std::vector<Layer> layers_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "model/geometry.h"
 #include "model/model_graph.h"
 
@@ -17,7 +18,7 @@ inline constexpr int kPlanFormatVersion = 1;
 inline constexpr const char* kPlanFormatName = "layerplan-plan";
 
 // Plan files larger than this are refused unread: no plan of a real model comes close.
-inline constexpr int64_t kMaxPlanFileBytes = int64_t{64} << 20;
+inline constexpr int64_t kMaxPlanFileBytes = kMaxTextInputBytes;
 
 // What a plan file says it is for, read before any model is built. Fields the file leaves
 // out are empty or zero; the caller decides which it needs.

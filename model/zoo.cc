@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/limits.h"
 
 namespace layerplan {
 
@@ -32,7 +33,8 @@ const std::array<ZooEntry, 6>& zoo_entries() {
 
 // The "input" layer of a square image batch; rejects batches below 1.
 int image_input(ModelGraph& g, int64_t batch, int64_t channels, int64_t size) {
-  require(batch >= 1, "batch must be at least 1, got " + std::to_string(batch));
+  require(batch >= 1 && batch <= kMaxBatch,
+          "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
   return g.input("input", Shape{{batch, channels, size, size}});
 }
 

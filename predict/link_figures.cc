@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace layerplan {
 
@@ -52,12 +52,16 @@ class LinkFileReader {
   explicit LinkFileReader(std::string path) : path_(std::move(path)) {}
 
   nlohmann::json parse() const {
-    std::ifstream in(path_);
-    check(in.is_open(), "", "cannot be read");
+    const std::string label = "--link '" + path_ + "'";
+    const std::string text = read_input_file(path_, label, kMaxTextInputBytes);
+    check_json_depth(text, label);
     try {
-      return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError(message("", std::string("not JSON (") + e.what() + ")"));
+      return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      // Only the position: the parser's message quotes the text.
+      throw UsageError(message("", "not JSON (syntax error at byte " + std::to_string(e.byte) + ")"));
+    } catch (const nlohmann::json::exception&) {
+      throw UsageError(message("", "not JSON that can be read (a number beyond the range of a double?)"));
     }
   }
 

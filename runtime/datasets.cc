@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "runtime/safetensors.h"
 
 namespace layerplan {
@@ -22,11 +24,11 @@ std::string hex(uint32_t value) {
 }
 
 // A plain or gzip-compressed file read through zlib (which passes plain files through).
+// It is opened through common/input_file.h, so it is a regular file (never a FIFO or a
+// device); it is read by range, never whole, so its size is not capped.
 class GzReader {
  public:
-  explicit GzReader(std::string path) : path_(std::move(path)), file_(gzopen(path_.c_str(), "rb")) {
-    require(file_ != nullptr, "dataset file '" + path_ + "': cannot open it");
-  }
+  explicit GzReader(std::string path) : path_(std::move(path)), file_(open(path_)) {}
   ~GzReader() {
     if (file_) gzclose(file_);
   }
@@ -62,6 +64,14 @@ class GzReader {
   const std::string& path() const { return path_; }
 
  private:
+  static gzFile open(const std::string& path) {
+    InputFile input(path, "dataset file '" + path + "'", std::numeric_limits<int64_t>::max());
+    gzFile file = gzdopen(input.fd(), "rb");
+    require(file != nullptr, "dataset file '" + path + "' cannot be read: zlib cannot open it");
+    input.release();  // zlib closes it
+    return file;
+  }
+
   std::string path_;
   gzFile file_;
 };

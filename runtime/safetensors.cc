@@ -16,6 +16,8 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/text.h"
 
 namespace layerplan::safetensors {
 
@@ -250,6 +252,20 @@ struct BadFile {
   }
 };
 
+std::string file_label(const std::string& path) { return "safetensors file '" + path + "'"; }
+
+// The file, opened through common/input_file.h: a regular file, never a FIFO or device.
+// It is never read whole (the header has its own limit, tensors are read by range), so
+// its size is not capped.
+InputFile open_safetensors(const std::string& path) {
+  return InputFile(path, file_label(path), std::numeric_limits<int64_t>::max());
+}
+
+// A header value as a message shows it: a scalar as written (shortened), not a subtree.
+std::string short_json(const nlohmann::json& value) {
+  return value.is_structured() ? (value.is_array() ? "an array" : "an object") : clipped(value.dump());
+}
+
 // The header's JSON text of an open file, and where its data starts and how long it is.
 struct RawHeader {
   std::string text;
@@ -283,7 +299,7 @@ std::map<std::string, std::string> parse_metadata(const nlohmann::json& value, c
   if (!value.is_object()) throw bad("__metadata__ is not an object of strings");
   std::map<std::string, std::string> metadata;
   for (const auto& [key, v] : value.items()) {
-    if (!v.is_string()) throw bad("__metadata__ value '" + key + "' is not a string");
+    if (!v.is_string()) throw bad("__metadata__ value '" + clipped(key) + "' is not a string");
     metadata[key] = v.get<std::string>();
   }
   return metadata;
@@ -302,15 +318,15 @@ void parse_dtype_and_shape(const nlohmann::json& value, const std::string& where
                            TensorInfo* info) {
   if (!value.is_object()) throw bad(where + " is not an object");
   if (const std::optional<std::string> key = unknown_field(value)) {
-    throw bad(where + " has an unknown field '" + *key + "'");
+    throw bad(where + " has an unknown field '" + clipped(*key) + "'");
   }
   if (!value.contains("dtype") || !value["dtype"].is_string()) throw bad(where + " has no dtype string");
   const std::string dtype = value["dtype"].get<std::string>();
-  if (!parse_dtype(dtype, &info->dtype)) throw bad(where + " has unknown dtype '" + dtype + "'");
+  if (!parse_dtype(dtype, &info->dtype)) throw bad(where + " has unknown dtype '" + clipped(dtype) + "'");
   if (!value.contains("shape") || !value["shape"].is_array()) throw bad(where + " has no shape array");
   for (const auto& d : value["shape"]) {
     if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      throw bad(where + " has a shape entry that is not a non-negative integer: " + d.dump());
+      throw bad(where + " has a shape entry that is not a non-negative integer: " + short_json(d));
     }
     info->shape.push_back(d.get<int64_t>());
   }
@@ -343,7 +359,7 @@ void parse_offsets(const nlohmann::json& value, const std::string& where, uint64
 
 TensorInfo parse_tensor_info(const std::string& name, const nlohmann::json& value, uint64_t data_size,
                              const BadFile& bad) {
-  const std::string where = "tensor '" + name + "'";
+  const std::string where = "tensor '" + clipped(name) + "'";
   TensorInfo info;
   info.name = name;
   parse_dtype_and_shape(value, where, bad, &info);
@@ -380,17 +396,17 @@ void check_tiling(const std::map<std::string, TensorInfo>& tensors, uint64_t dat
 Reader::Reader(std::string path) : path_(std::move(path)) {
   const BadFile bad{path_};
   RawHeader raw;
-  {
-    const File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (file.get() < 0) throw bad(std::string("cannot open: ") + std::strerror(errno));
-    raw = read_raw_header(file.get(), bad);
-  }
+  raw = read_raw_header(open_safetensors(path_).fd(), bad);
   data_start_ = raw.data_start;
+  check_json_depth(raw.text, file_label(path_) + ": the header");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(raw.text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw bad(std::string("the header is not valid JSON: ") + e.what());
+    // Only the position: the parser's message quotes the text.
+    throw bad("the header is not valid JSON (syntax error at byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception&) {
+    throw bad("the header is not valid JSON that can be read (a number beyond the range of a double?)");
   }
   if (!header.is_object()) throw bad("the header is not a JSON object");
   for (const auto& [name, value] : header.items()) {
@@ -415,8 +431,8 @@ Tensor Reader::read(const std::string& name) const {
     Tensor t;
     t.dtype = i.dtype;
     t.data.resize(i.end - i.begin);
-    File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (file.get() < 0 || !read_at(file.get(), t.data.data(), t.data.size(), data_start_ + i.begin)) {
+    const InputFile file = open_safetensors(path_);
+    if (!read_at(file.fd(), t.data.data(), t.data.size(), data_start_ + i.begin)) {
       throw UsageError("safetensors file '" + path_ + "': cannot read tensor '" + name + "'");
     }
     return t;
@@ -437,9 +453,9 @@ Tensor Reader::read_rows(const std::string& name, int64_t first, int64_t count) 
   t.shape = i.shape;
   t.shape[0] = count;
   t.data.resize(static_cast<size_t>(row_bytes * static_cast<uint64_t>(count)));
-  File file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0 || !read_at(file.get(), t.data.data(), t.data.size(),
-                                 data_start_ + i.begin + row_bytes * static_cast<uint64_t>(first))) {
+  const InputFile file = open_safetensors(path_);
+  if (!read_at(file.fd(), t.data.data(), t.data.size(),
+               data_start_ + i.begin + row_bytes * static_cast<uint64_t>(first))) {
     throw UsageError(where + ": cannot read its bytes (the file changed or was truncated?)");
   }
   return t;

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/text.h"
 
 namespace layerplan::spank {
 
@@ -77,7 +79,7 @@ std::string field_text(const nlohmann::json& doc, const char* outer, const char*
   }
   if (!node->is_object() || !node->contains(inner)) return "";
   const nlohmann::json& value = (*node)[inner];
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return clipped(value.is_string() ? value.get<std::string>() : value.is_structured() ? "{...}" : value.dump());
 }
 
 }  // namespace
@@ -95,6 +97,8 @@ std::string plan_file_name(uint32_t job_id, uint32_t step_id) {
 
 std::string plan_difference(const std::string& ours, const std::string& theirs) {
   if (ours == theirs) return "";
+  // Deeper nesting than a plan has would overflow the stack of whoever compares the trees.
+  if (json_nests_deeper_than(ours) || json_nests_deeper_than(theirs)) return "one of them is not a plan file";
   nlohmann::json a = nlohmann::json::parse(ours, nullptr, false);
   nlohmann::json b = nlohmann::json::parse(theirs, nullptr, false);
   if (a.is_discarded() || b.is_discarded()) return "one of them is not a plan file";

@@ -130,7 +130,8 @@ TEST(AdminConfigTest, AMissingFileIsNamed) {
         try {
           load_admin_config("/nonexistent/layerplan.toml");
         } catch (const UsageError& e) {
-          EXPECT_STREQ(e.what(), "cannot read admin config '/nonexistent/layerplan.toml'");
+          EXPECT_STREQ(e.what(),
+                       "admin config '/nonexistent/layerplan.toml' cannot be read: No such file or directory");
           throw;
         }
       },

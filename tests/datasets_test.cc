@@ -118,7 +118,7 @@ TEST(IdxDataset, BadFilesAreUsageErrorsNamingTheFile) {
       EXPECT_THAT(e.what(), HasSubstr(what));
     }
   };
-  expect_error([&] { idx_dataset_shape(dir.file("missing"), dir.file("lab")); }, dir.file("missing"), "cannot open");
+  expect_error([&] { idx_dataset_shape(dir.file("missing"), dir.file("lab")); }, dir.file("missing"), "cannot be read");
   expect_error([&] { idx_dataset_shape(dir.file("lab"), dir.file("lab")); }, dir.file("lab"),
                "not an IDX image file (magic 0x00000801, expected 0x00000803)");
   expect_error([&] { idx_dataset_shape(dir.file("img"), dir.file("img")); }, dir.file("img"), "not an IDX label file");

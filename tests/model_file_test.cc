@@ -84,7 +84,7 @@ TEST(ModelFileTest, MistakesNameTheLayerAndField) {
             "fully_connected, relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "kernel": 3})"), "m.json: layers[0] 'a': missing out_channels");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "out_channels": "8"})"),
-            "m.json: layers[0] 'a': out_channels must be an integer of at least 1");
+            "m.json: layers[0] 'a': out_channels \"8\": expected an integer from 1 to 1073741824");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "relu", "kernel": 3})"),
             "m.json: layers[0] 'a': unknown field 'kernel' for a relu layer");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "relu", "input": "b"})"),

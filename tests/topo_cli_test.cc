@@ -74,7 +74,7 @@ TEST(TopoCommand, BadInputIsOneLineAndExitTwo) {
   expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--gpus", "zero"}), "--gpus 'zero'");
   expect_usage_error(run({"topo", "--topology-xml", kG4dn}, {"CUDA_VISIBLE_DEVICES=MIG-abc"}), "MIG");
   expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--config", "/nonexistent/layerplan.toml"}),
-                     "cannot read admin config '/nonexistent/layerplan.toml'");
+                     "admin config '/nonexistent/layerplan.toml' cannot be read");
 }
 
 TEST(TopoCommand, BrokenFilesAreOneLineAndExitTwo) {

@@ -63,7 +63,7 @@ std::string discovery_error(const std::string& path) {
 
 TEST(TopologyErrors, MissingFileIsNamed) {
   const std::string message = discovery_error("/nonexistent/node.xml");
-  EXPECT_EQ(message, "cannot read hwloc XML file '/nonexistent/node.xml': No such file or directory");
+  EXPECT_EQ(message, "hwloc XML file '/nonexistent/node.xml' cannot be read: No such file or directory");
 }
 
 TEST(TopologyErrors, FileWithoutTopologyElementIsNotHwlocXml) {

@@ -151,7 +151,7 @@ TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
   const std::vector<Case> cases = {
       {{"train"}, "no plan"},
       {{"train", "--plan", (dir.path() / "missing.json").string()}, "cannot be read"},
-      {{"train", "--plan", corrupt.string()}, "not a layerplan plan file"},
+      {{"train", "--plan", corrupt.string()}, "not JSON (syntax error at byte"},
       {{"train", "--plan", one.string(), "--model", "alexnet"}, "is for model 'lenet5'"},
       {{"train", "--plan", two.string()}, "is for 2 devices, this run has 1 process"},
       {{"train", "--plan", one.string(), "--data", (dir.path() / "nosuch.safetensors").string()}, "nosuch.safetensors"},

@@ -77,7 +77,7 @@ void validate(const SlurmDefaults& slurm);
 void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::string& value);
 
 // Reads the file; throws UsageError "PATH:LINE:COLUMN: …" for any error, or
-// "cannot read admin config 'PATH'" when it cannot be opened.
+// "admin config 'PATH' cannot be read: REASON" when it cannot be opened (common/input_file.h).
 AdminConfig load_admin_config(const std::string& path);
 
 // The GPU figures for a discovered model name: the first [[gpu]] whose `match` the name

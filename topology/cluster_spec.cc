@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "topology/toml_fields.h"
 
 namespace layerplan {
@@ -10,6 +11,9 @@ namespace layerplan {
 void validate(const ClusterSpec& spec) {
   require(spec.nodes >= 1, "nodes = " + std::to_string(spec.nodes) + ": expected 1 or more");
   require(spec.gpus_per_node >= 1, "gpus per node = " + std::to_string(spec.gpus_per_node) + ": expected 1 or more");
+  require(int64_t{spec.nodes} * spec.gpus_per_node <= kMaxDevices,
+          std::to_string(spec.nodes) + " nodes x " + std::to_string(spec.gpus_per_node) + " GPUs: expected at most " +
+              std::to_string(kMaxDevices) + " GPUs in all");
   find_gpu_model(spec.gpu);
   if (spec.intra_bandwidth_gbytes) require_positive(*spec.intra_bandwidth_gbytes, "intra-node bandwidth");
   require_non_negative(spec.intra_latency_us, "intra-node latency");

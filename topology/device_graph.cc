@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "common/index.h"
+#include "common/limits.h"
 
 namespace layerplan {
 
@@ -14,6 +16,10 @@ DeviceGraph::DeviceGraph(int nodes, int gpus_per_node, Device device, std::vecto
       intra_(std::move(intra)),
       network_(network) {
   if (nodes_ < 1 || gpus_per_node_ < 1) throw std::invalid_argument("a device graph needs devices");
+  if (int64_t{nodes_} * gpus_per_node_ > kMaxDevices) {
+    throw UsageError(std::to_string(nodes_) + " nodes x " + std::to_string(gpus_per_node_) +
+                     " GPUs: expected at most " + std::to_string(kMaxDevices) + " GPUs in all");
+  }
   if (intra_.size() != table_size(gpus_per_node_, gpus_per_node_)) {
     throw std::invalid_argument("intra-node link matrix must be gpus_per_node squared");
   }

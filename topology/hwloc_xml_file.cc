@@ -1,11 +1,8 @@
 #include "topology/hwloc_xml_file.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/text.h"
 
 namespace layerplan {
 
@@ -28,14 +25,7 @@ std::string attribute_value(const std::string& text, size_t tag, const std::stri
 }  // namespace
 
 std::string read_hwloc_xml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError("cannot read hwloc XML file '" + path + "': " + std::strerror(errno));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw UsageError("cannot read hwloc XML file '" + path + "': read error");
-  std::string text = buffer.str();
+  std::string text = read_input_file(path, "hwloc XML file '" + path + "'", kMaxHwlocXmlBytes);
 
   const size_t tag = text.find("<topology");
   if (tag == std::string::npos) {
@@ -51,7 +41,7 @@ std::string read_hwloc_xml_file(const std::string& path) {
       major = major * 10 + (c - '0');
     }
     if (major >= 3) {
-      throw UsageError("'" + path + "' is an hwloc 3 export (<topology version=\"" + version +
+      throw UsageError("'" + path + "' is an hwloc 3 export (<topology version=\"" + clipped(version) +
                        "\">), which hwloc 2.9 cannot import: re-export it with `lstopo --of v2xml FILE.xml` on the "
                        "machine's hwloc");
     }

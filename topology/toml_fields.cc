@@ -1,10 +1,10 @@
 #include "topology/toml_fields.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace layerplan {
 
@@ -13,10 +13,9 @@ std::string toml_position(const std::string& path, const toml::source_region& at
 }
 
 toml::table parse_toml_file(const std::string& path, const std::string& what) {
-  std::ifstream file(path);
-  require(file.good(), "cannot read " + what + " '" + path + "'");
+  const std::string text = read_input_file(path, what + " '" + path + "'", kMaxTextInputBytes);
   try {
-    return toml::parse(file, path);
+    return toml::parse(text, path);
   } catch (const toml::parse_error& err) {
     throw UsageError(toml_position(path, err.source()) + ": " + std::string(err.description()));
   }

@@ -10,8 +10,9 @@ namespace layerplan {
 
 std::string toml_position(const std::string& path, const toml::source_region& at);  // "PATH:LINE:COL"
 
-// Parses the whole file; a syntax error names its position, an unreadable file says
-// "cannot read <what> 'PATH'".
+// Parses the whole file, read through common/input_file.h (a regular file of at most
+// kMaxTextInputBytes); a syntax error names its position, an unreadable file says
+// "<what> 'PATH' cannot be read: REASON".
 toml::table parse_toml_file(const std::string& path, const std::string& what);
 
 double read_number(const toml::node& node, const std::string& path, const std::string& key);
