@@ -14,12 +14,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "launcher/adopted_children.h"
 #include "launcher/cpu_shares.h"
+#include "launcher/rank_group.h"
 #include "launcher/rank_process.h"
 
 namespace layerplan {
@@ -173,19 +176,13 @@ struct WakePipe {
   Fd read, write;
 };
 
-// Starts every rank in one process group (led by rank 0); kills those started when one
-// cannot be.
-std::vector<RankProcess> start_ranks(const RankCommand& command, const std::vector<CpuShare>& shares) {
+// Starts every rank in `group`. Should one fail to start, those started are killed by
+// their destructors.
+std::vector<RankProcess> start_ranks(const RankCommand& command, const std::vector<CpuShare>& shares,
+                                     const RankGroup& group) {
   std::vector<RankProcess> ranks;
   ranks.reserve(shares.size());
-  try {
-    for (size_t k = 0; k < shares.size(); ++k) {
-      ranks.emplace_back(command, static_cast<int>(k), shares[k], ranks.empty() ? 0 : ranks.front().pid());
-    }
-  } catch (...) {
-    if (!ranks.empty()) ::killpg(ranks.front().pid(), SIGKILL);
-    throw;
-  }
+  for (size_t k = 0; k < shares.size(); ++k) ranks.emplace_back(command, static_cast<int>(k), shares[k], group.id());
   return ranks;
 }
 
@@ -193,9 +190,11 @@ std::vector<RankProcess> start_ranks(const RankCommand& command, const std::vect
 // them all when one fails or the launcher is signalled (local_launcher.h says how).
 class RankWatcher {
  public:
-  RankWatcher(std::vector<RankProcess>& ranks, std::chrono::milliseconds grace_period, int wake_fd)
+  RankWatcher(std::vector<RankProcess>& ranks, RankGroup& group, AdoptedChildren& adopted,
+              std::chrono::milliseconds grace_period, int wake_fd)
       : ranks_(ranks),
-        group_(ranks.front().pid()),
+        group_(group),
+        adopted_(adopted),
         grace_period_(grace_period),
         wake_fd_(wake_fd),
         running_(static_cast<int>(ranks.size())) {}
@@ -209,19 +208,20 @@ class RankWatcher {
         handle_signal(sig);
       }
       reap_ranks();
+      reap_adopted();
       if (stopping_ && !killed_ && running_ > 0 && Clock::now() >= kill_at_) kill_all();
     }
   }
 
   int failed() const { return failed_; }                  // the first rank to fail, -1 if none
   int interrupted_by() const { return interrupted_by_; }  // the signal the launcher received, 0 if none
-  bool stopping() const { return stopping_; }
+
+ private:
   void kill_all() {
-    ::killpg(group_, SIGKILL);
+    group_.kill_all();
     killed_ = true;
   }
 
- private:
   // Until a rank writes or exits, a signal arrives or it is time to check again.
   void wait_for_events() const {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
@@ -262,11 +262,22 @@ class RankWatcher {
   void begin_stop(int sig) {
     stopping_ = true;
     kill_at_ = Clock::now() + grace_period_;
-    ::killpg(group_, sig);
+    group_.signal(sig);
+  }
+
+  // Adopted processes that have exited would stay zombies until the end; a look once a
+  // second is enough.
+  void reap_adopted() {
+    if (Clock::now() < next_adopted_reap_) return;
+    next_adopted_reap_ = Clock::now() + std::chrono::seconds(1);
+    std::set<pid_t> own{group_.id()};
+    for (const RankProcess& r : ranks_) own.insert(r.pid());
+    adopted_.reap_exited(own);
   }
 
   std::vector<RankProcess>& ranks_;
-  const pid_t group_;
+  RankGroup& group_;
+  AdoptedChildren& adopted_;
   const std::chrono::milliseconds grace_period_;
   const int wake_fd_;
   int running_;
@@ -274,6 +285,7 @@ class RankWatcher {
   int interrupted_by_ = 0;
   bool stopping_ = false, killed_ = false;
   Clock::time_point kill_at_{};
+  Clock::time_point next_adopted_reap_{};
 };
 
 LaunchResult result_of(const std::vector<RankProcess>& ranks, const RankWatcher& watcher) {
@@ -308,6 +320,10 @@ LaunchResult launch_local(const LaunchOptions& options) {
   WakePipe wake;
   Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   SignalScope signals(wake.write.get());
+  // Declared in this order, so that on every way out the ranks, then their group, then
+  // the processes they left to the launcher are killed (local_launcher.h).
+  AdoptedChildren adopted;
+  RankGroup group;
   const RankCommand command{.program = program,
                             .argv = options.command,
                             .world = options.nproc,
@@ -316,16 +332,17 @@ LaunchResult launch_local(const LaunchOptions& options) {
                             .stdin_fd = devnull.get(),
                             .out_fd = options.out_fd,
                             .err_fd = options.err_fd};
-  std::vector<RankProcess> ranks = start_ranks(command, shares);
-  RankWatcher watcher(ranks, options.grace_period, wake.read.get());
+  std::vector<RankProcess> ranks = start_ranks(command, shares, group);
+  RankWatcher watcher(ranks, group, adopted, options.grace_period, wake.read.get());
   watcher.run();
   // Whatever the ranks wrote before exiting is still in the pipes.
   for (RankProcess& r : ranks) {
     r.forward_output();
     r.finish_output();
   }
-  // Processes the ranks started and left behind in the group go with them on failure.
-  if (watcher.stopping()) watcher.kill_all();
+  // What the ranks started and left running goes with them, however the launch ended.
+  group.kill_all();
+  adopted.kill_all();
   return result_of(ranks, watcher);
 }
 

@@ -12,13 +12,21 @@
 // (launcher/cpu_shares.h). Its stdin is /dev/null; each line it writes to stdout or
 // stderr is copied to ours with a "[rank k] " prefix.
 //
-// All ranks form one process group, which the launcher signals as a whole:
+// All ranks form one process group (launcher/rank_group.h), which the launcher signals as
+// a whole:
 //   - a rank that exits non-zero or is killed by a signal is a failure: the launcher sends
 //     SIGTERM to the group at once, then SIGKILL after the grace period, and reports that
 //     rank (the first to fail) with its exit status and the last line it wrote to stderr;
 //   - SIGINT, SIGTERM or SIGHUP sent to the launcher (Ctrl-C) is forwarded to the group,
 //     followed by SIGKILL after the grace period; a second one sends SIGKILL at once;
-//   - ranks die with SIGKILL if the launcher itself dies (PR_SET_PDEATHSIG).
+//   - however the launch ends (all ranks done, a failure, a signal, an exception), the
+//     group gets SIGKILL, so nothing a rank started in the background stays running, and
+//     so do the processes that left the group but were re-parented to the launcher, its
+//     child subreaper (launcher/adopted_children.h);
+//   - if the launcher itself dies (SIGKILL), each rank gets SIGKILL from the kernel
+//     (PR_SET_PDEATHSIG), and the group's watchdog kills the rest of the group.
+// Not covered: a process that has left the group (setsid) when the launcher dies by
+// SIGKILL; that takes a cgroup (systemd-run --scope, Slurm's proctrack/cgroup).
 #include <chrono>
 #include <string>
 #include <vector>

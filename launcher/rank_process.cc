@@ -151,7 +151,7 @@ RankProcess::RankProcess(const RankCommand& command, int rank, const CpuShare& s
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + strerror(errno));
   if (pid_ == 0) become_rank(child);
-  ::setpgid(pid_, group == 0 ? pid_ : group);  // also here, so the group exists before we ever signal it
+  ::setpgid(pid_, group);  // also here, so the rank is in the group before we ever signal it
   ::close(out[1]);
   ::close(err[1]);
   running_ = true;
@@ -162,6 +162,22 @@ RankProcess::RankProcess(const RankCommand& command, int rank, const CpuShare& s
   const std::string prefix = "[rank " + std::to_string(rank) + "] ";
   out_lines_ = std::make_unique<LinePrefixer>(prefix, command.out_fd);
   err_lines_ = std::make_unique<LinePrefixer>(prefix, command.err_fd);
+}
+
+RankProcess::RankProcess(RankProcess&& other) noexcept
+    : pid_(other.pid_),
+      running_(std::exchange(other.running_, false)),
+      status_(other.status_),
+      out_(std::move(other.out_)),
+      err_(std::move(other.err_)),
+      out_lines_(std::move(other.out_lines_)),
+      err_lines_(std::move(other.err_lines_)) {}
+
+RankProcess::~RankProcess() {
+  if (!running_) return;
+  ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
 }
 
 bool RankProcess::reap() {

@@ -44,9 +44,15 @@ struct RankCommand {
 
 class RankProcess {
  public:
-  // Forks rank `rank` of `command` into process group `group` (0: a new group, led by this
-  // rank), pinned to `share`. Throws std::runtime_error when a pipe or the fork fails.
+  // Forks rank `rank` of `command` into the existing process group `group`, pinned to
+  // `share`. Throws std::runtime_error when a pipe or the fork fails.
   RankProcess(const RankCommand& command, int rank, const CpuShare& share, pid_t group);
+  RankProcess(RankProcess&& other) noexcept;
+  RankProcess& operator=(RankProcess&&) = delete;
+  RankProcess(const RankProcess&) = delete;
+  RankProcess& operator=(const RankProcess&) = delete;
+  // A rank still running (the launch is being abandoned) is killed and reaped.
+  ~RankProcess();
 
   pid_t pid() const { return pid_; }
   bool running() const { return running_; }

@@ -90,6 +90,7 @@ class Launch {
   pid_t pid() const { return pid_; }
   std::string out() const { return read_text(dir_ / "stdout"); }
   std::string err() const { return read_text(dir_ / "stderr"); }
+  fs::path stdout_path() const { return dir_ / "stdout"; }
 
   // Waits until stdout contains `text`, at most `limit`.
   bool wait_for_output(const std::string& text, std::chrono::seconds limit = std::chrono::seconds(30)) const {
@@ -178,6 +179,50 @@ void expect_all_gone(const std::map<int, std::map<std::string, std::string>>& en
   }
 }
 
+// The processes (not zombies) whose environment holds `tag`, which every descendant of a
+// launch inherits however it detaches itself (background job, setsid, double fork).
+std::vector<pid_t> tagged_processes(const std::string& tag) {
+  std::vector<pid_t> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::istringstream environ(read_text(entry.path() / "environ"));
+    for (std::string var; std::getline(environ, var, '\0');) {
+      if (var == tag) found.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+  }
+  return found;
+}
+
+// Polls until no process holds `tag` (true), or `limit` has passed (false).
+bool all_tagged_gone(const std::string& tag, std::chrono::milliseconds limit) {
+  const auto end = Clock::now() + limit;
+  while (!tagged_processes(tag).empty()) {
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+std::string unique_tag() {
+  static std::atomic<int> counter{0};
+  return "LAYERPLAN_TEST_TAG=" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+}
+
+std::map<std::string, std::string> env_of_tag(const std::string& tag) {
+  const size_t eq = tag.find('=');
+  return {{tag.substr(0, eq), tag.substr(eq + 1)}};
+}
+
+// A line of /proc/PID/status ("VmHWM:     1234 kB") as kB; -1 when it is not there.
+long status_kb(pid_t pid, const std::string& key) {
+  std::istringstream status(read_text("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(key + ":", 0) == 0) return std::stol(line.substr(key.size() + 1));
+  }
+  return -1;
+}
+
 TEST(SplitCpus, ContiguousBlocksWithTheRemainderOnTheFirstRanks) {
   const auto shares = split_cpus({0, 1, 2, 3, 4, 5, 6}, 3);
   ASSERT_EQ(shares.size(), 3u);
@@ -215,6 +260,22 @@ TEST(LinePrefixer, PrefixesWholeLinesAcrossChunksAndKeepsTheLastOne) {
   ::close(fds[0]);
   EXPECT_EQ(text, "[rank 3] hello\n[rank 3] world\n[rank 3] \n[rank 3] tail\n");
   EXPECT_EQ(lines.last_line(), "tail");
+}
+
+TEST(LinePrefixer, CutsALineLongerThanTheLimitIntoPrefixedPieces) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  LinePrefixer lines("[rank 0] ", fds[1], 4);
+  lines.feed("abcdefghij", 10);
+  lines.feed("k\nxy", 4);
+  lines.finish();
+  ::close(fds[1]);
+  std::string text;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  EXPECT_EQ(text, "[rank 0] abcd\n[rank 0] efgh\n[rank 0] ijk\n[rank 0] xy\n");
+  EXPECT_EQ(lines.last_line(), "xy");
 }
 
 TEST(Launch, EveryRankGetsItsNumberTheWorldASharedStoreItsCpusAndPrefixedLines) {
@@ -344,6 +405,84 @@ TEST(Launch, CtrlCIsForwardedAndStopsEveryRank) {
   EXPECT_EQ(run.wait(), 128 + SIGINT) << run.describe();
   EXPECT_THAT(run.err(), HasSubstr("layerplan launch: interrupted"));
   expect_all_gone(env_lines(run.out()));
+}
+
+TEST(Launch, WhatAFailingRankStartedInTheBackgroundIsGoneWhenTheLauncherExits) {
+  // Rank 0 leaves a background job in its process group and one in a session of its own
+  // (setsid), then fails; rank 1 waits to be stopped.
+  const std::string tag = unique_tag();
+  Launch run({"launch", "--nproc", "2", "--", "/bin/sh", "-c",
+              "sleep 1000 & setsid sleep 1000 & echo started; "
+              "if [ $LAYERPLAN_RANK = 0 ]; then sleep 0.5; exit 3; fi; wait"},
+             env_of_tag(tag));
+  EXPECT_EQ(run.wait(), 3) << run.describe();
+  EXPECT_THAT(run.out(), HasSubstr("[rank 0] started"));
+  EXPECT_TRUE(all_tagged_gone(tag, std::chrono::seconds(2)))
+      << tagged_processes(tag).size() << " process(es) of the launch survived it\n"
+      << run.describe();
+}
+
+TEST(Launch, WhatRanksStartedInTheBackgroundIsGoneAfterTheyAllSucceed) {
+  const std::string tag = unique_tag();
+  Launch run({"launch", "--nproc", "2", "--", "/bin/sh", "-c", "sleep 1000 & setsid sleep 1000 & echo started"},
+             env_of_tag(tag));
+  EXPECT_EQ(run.wait(), 0) << run.describe();
+  EXPECT_TRUE(all_tagged_gone(tag, std::chrono::seconds(2)))
+      << tagged_processes(tag).size() << " process(es) of the launch survived it\n"
+      << run.describe();
+}
+
+TEST(Launch, KillingTheLauncherWithSigkillTakesItsRanksAndTheirChildren) {
+  const std::string tag = unique_tag();
+  Launch run({"launch", "--nproc", "2", "--", "/bin/sh", "-c", "sleep 1000 & echo started; wait"}, env_of_tag(tag));
+  ASSERT_TRUE(run.wait_for_output("[rank 0] started")) << run.describe();
+  ASSERT_TRUE(run.wait_for_output("[rank 1] started")) << run.describe();
+  // Two shells and two sleeps, besides the launcher.
+  ASSERT_GE(tagged_processes(tag).size(), 5u) << run.describe();
+  run.signal(SIGKILL);
+  EXPECT_EQ(run.wait(), -1);
+  EXPECT_TRUE(all_tagged_gone(tag, std::chrono::seconds(2)))
+      << tagged_processes(tag).size() << " process(es) of the launch survived it\n"
+      << run.describe();
+}
+
+TEST(Launch, AHundredMegabytesWithoutANewlineComeOutInPrefixedPiecesAndTheLauncherStaysSmall) {
+  constexpr long kBytes = 100'000'000;
+  const fs::path go = fs::temp_directory_path() / ("layerplan_launcher_go_" + std::to_string(::getpid()));
+  fs::remove(go);
+  Launch run({"launch", "--nproc", "1", "--", "/bin/sh", "-c",
+              "head -c " + std::to_string(kBytes) +
+                  " /dev/zero | tr '\\0' x; "
+                  "while [ ! -e " +
+                  go.string() + " ]; do sleep 0.05; done"});
+  // Until it has all come out, or the launcher has grown past the bound.
+  constexpr long kBoundKb = 64 * 1024;
+  const auto end = Clock::now() + std::chrono::seconds(60);
+  long peak_kb = 0;
+  while (Clock::now() < end) {
+    peak_kb = std::max(peak_kb, status_kb(run.pid(), "VmHWM"));
+    std::error_code ec;
+    if (peak_kb > kBoundKb || fs::file_size(run.stdout_path(), ec) >= static_cast<uintmax_t>(kBytes)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  peak_kb = std::max(peak_kb, status_kb(run.pid(), "VmHWM"));
+  std::ofstream(go.string()) << "go\n";
+  EXPECT_EQ(run.wait(), 0) << run.err();
+  fs::remove(go);
+  EXPECT_GT(peak_kb, 0);
+  EXPECT_LT(peak_kb, kBoundKb) << "the launcher's peak resident memory, kB";
+  // The output: pieces of at most 64 KiB, each a line with the prefix, together all the bytes.
+  std::ifstream out(run.stdout_path());
+  long total = 0, pieces = 0;
+  for (std::string line; std::getline(out, line); ++pieces) {
+    ASSERT_THAT(line, StartsWith("[rank 0] ")) << "piece " << pieces;
+    const std::string piece = line.substr(9);
+    ASSERT_LE(piece.size(), 64u * 1024u) << "piece " << pieces;
+    ASSERT_EQ(piece.find_first_not_of('x'), std::string::npos) << "piece " << pieces;
+    total += static_cast<long>(piece.size());
+  }
+  EXPECT_EQ(total, kBytes);
+  EXPECT_GE(pieces, kBytes / (64 * 1024));
 }
 
 TEST(Launch, TheCommandMayComeWithoutDashDashAndKeepsALaterDashDash) {
