@@ -80,10 +80,10 @@ ChildReport made_printable(ChildReport report) {
 
 }  // namespace
 
-ChildLimits planning_limits(double time_budget_s, size_t memory_mb) {
+ChildLimits planning_limits(double time_budget_s, double margin_s, size_t memory_mb) {
   ChildLimits limits;
-  limits.deadline_s = std::min(time_budget_s, kDayS) + kPlanningMarginS;
-  limits.cpu_s = std::min(time_budget_s, kDayS) + kPlanningMarginS / 2;
+  limits.deadline_s = std::min(time_budget_s, kDayS) + margin_s;
+  limits.cpu_s = std::min(time_budget_s, kDayS) + margin_s * 0.75;
   limits.memory_bytes = memory_mb << 20;
   limits.max_output_bytes = kMaxReportBytes;
   return limits;
@@ -106,7 +106,7 @@ std::string plan_step_report(const PlanningInput& input) {
 ChildReport plan_in_child(const PlanningInput& input, const ChildIdentity& user) {
   ChildOutcome outcome;
   try {
-    outcome = run_isolated(user, planning_limits(input.config.slurm.time_budget_s, input.memory_mb),
+    outcome = run_isolated(user, planning_limits(input.config.slurm.time_budget_s, input.margin_s, input.memory_mb),
                            [&] { return plan_step_report(input); });
   } catch (const std::exception& e) {
     return failed(std::string("cannot start the planning process: ") + e.what());

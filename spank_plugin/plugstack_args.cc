@@ -29,6 +29,14 @@ PlugstackArgs parse_plugstack_args(int argc, const char* const* argv) {
       args.planning_memory_mb = static_cast<size_t>(mb);
       continue;
     }
+    if (key == "planning_margin_s") {
+      char* end = nullptr;
+      const double margin = std::strtod(value.c_str(), &end);
+      require(!value.empty() && *end == '\0' && margin >= 1.0 && margin <= 3600.0,
+              "plugstack.conf argument '" + arg + "': expected a number of seconds from 1 to 3600");
+      args.planning_margin_s = margin;
+      continue;
+    }
     try {
       set_slurm_key(scratch, key, value);
     } catch (const UsageError& e) {

@@ -181,7 +181,8 @@ void user_init(spank_t sp, PluginState& s) {
                       s.step_id,
                       s.start,
                       plan_folder(sp, s),
-                      s.args.planning_memory_mb};
+                      s.args.planning_memory_mb,
+                      s.args.planning_margin_s};
   require(!has_control_characters(input.folder),
           "the plan folder '" + input.folder + "' has control characters in its path: run the job from another folder");
   const Clock::time_point t0 = Clock::now();
