@@ -163,7 +163,7 @@ std::string publish_plan(const std::string& dir, const std::string& name, const 
   // Only the user can create names in a private folder; elsewhere, nobody may guess ours.
   const bool shared = dst.st_uid != ::geteuid() || (dst.st_mode & (S_IWGRP | S_IWOTH)) != 0;
   const std::string final_name = shared ? insert_random(name) : name;
-  const std::string path = dir + "/" + final_name;
+  std::string path = dir + "/" + final_name;
   TempFile temp{folder.fd, "." + final_name + "." + random_hex() + ".tmp"};
   {
     Fd out{::openat(folder.fd, temp.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};

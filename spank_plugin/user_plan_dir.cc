@@ -45,7 +45,7 @@ std::string user_dir_name(uid_t uid) {
   struct passwd pw {};
   struct passwd* found = nullptr;
   if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr && found->pw_name != nullptr) {
-    const std::string name = found->pw_name;
+    std::string name = found->pw_name;
     if (!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos) return name;
   }
   return std::to_string(uid);
@@ -54,7 +54,7 @@ std::string user_dir_name(uid_t uid) {
 std::string prepare_user_plan_dir(const std::string& plan_dir, const std::string& dir_name, uid_t uid, gid_t gid) {
   require(!dir_name.empty() && dir_name != "." && dir_name != ".." && dir_name.find('/') == std::string::npos,
           "per-user plan folder name '" + dir_name + "': expected a user name");
-  const std::string path = plan_dir + "/" + dir_name;
+  std::string path = plan_dir + "/" + dir_name;
   Fd parent{open_plan_dir(plan_dir)};
   const bool created = ::mkdirat(parent.fd, dir_name.c_str(), 0700) == 0;
   require(created || errno == EEXIST, "cannot create the plan folder '" + path + "': " + errno_text());
