@@ -6,6 +6,8 @@
 #include "common/limits.h"
 #include "model/model_file.h"
 #include "model/zoo.h"
+#include "planner/config_space.h"
+#include "planner/cost_model.h"
 #include "planner/plan_json.h"
 #include "topology/topology_device_graph.h"
 
@@ -71,6 +73,33 @@ StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
   return *best;
 }
 
+bool is_baseline_mode(PlanMode mode) {
+  return mode == PlanMode::kData || mode == PlanMode::kModel || mode == PlanMode::kOwt;
+}
+
+// The plan of a mode that names a baseline: the three baselines priced by the cost model,
+// with no configuration space, cost tables or search (for ResNet-50 on 128 x 8 GPUs the
+// search alone takes seconds; the baselines, milliseconds). Checks what make_plan() checks.
+Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices) {
+  const int n_devices = devices.device_count();
+  require(graph.size() > 0, "model " + graph.name() + " has no layers");
+  require_job_shape(n_devices, devices.gpus_per_node());
+  const int64_t batch = graph.layer(0).output.n();
+  require(batch % n_devices == 0, "batch " + std::to_string(batch) + " cannot be split over " +
+                                      std::to_string(n_devices) + " GPUs: expected a multiple of " +
+                                      std::to_string(n_devices));
+  const CostModel model(graph, devices, PlanOptions{}.sync);
+  Plan plan;
+  plan.model = graph.name();
+  plan.batch = batch;
+  plan.space_sizes.assign(static_cast<size_t>(graph.size()), 0);  // nothing searched
+  plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
+  plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));
+  plan.baselines.push_back(price_strategy(model, "owt", one_weird_trick(graph, n_devices)));
+  plan.chosen = plan.baselines.front();
+  return plan;
+}
+
 std::string summary_line(const JobPlan& job, int nodes) {
   const StrategyCost& chosen = job.plan.chosen;
   const StrategyCost& data = baseline_named(job.plan, "data parallel");
@@ -95,7 +124,7 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   ModelGraph graph = resolve_model(request.model, request.model_path, batch);
   PlanOptions options;
   options.time_budget_s = request.time_budget_s;
-  Plan plan = make_plan(graph, devices, options);
+  Plan plan = is_baseline_mode(request.mode) ? baselines_only(graph, devices) : make_plan(graph, devices, options);
   JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
   job.plan.chosen = choose(job.plan, request.mode, job.warning);
   job.json = plan_to_json(job.plan, job.graph, job.devices);

@@ -41,8 +41,9 @@ struct JobPlan {
 };
 
 // Plans `request` on `nodes` copies of `node` (already restricted to the job's GPUs),
-// priced with `config`. Throws UsageError for an unknown model or mode, a batch that does
-// not split, or GPU counts the planner cannot use.
+// priced with `config`. The modes data, model and owt price the baselines only and run no
+// search (their plan's search time is 0 and no configuration was considered). Throws UsageError for an unknown model or
+// mode, a batch that does not split, or GPU counts the planner cannot use.
 JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config);
 
 }  // namespace layerplan

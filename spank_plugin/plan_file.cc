@@ -1,12 +1,16 @@
 #include "spank_plugin/plan_file.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "common/error.h"
 #include "common/input_file.h"
@@ -31,13 +35,21 @@ struct Fd {
   }
 };
 
-// Removes the temporary file unless released.
+// Removes the temporary file (a name in the folder `dir_fd`) unless released.
 struct TempFile {
-  std::string path;
+  int dir_fd = -1;
+  std::string name;
   ~TempFile() {
-    if (!path.empty()) ::unlink(path.c_str());
+    if (!name.empty()) ::unlinkat(dir_fd, name.c_str(), 0);
   }
 };
+
+// "layerplan-12.0.json" -> "layerplan-12.0.RANDOM.json".
+std::string insert_random(const std::string& name) {
+  const size_t dot = name.rfind(".json");
+  const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
+  return stem + "." + random_hex() + ".json";
+}
 
 void write_all(int fd, const std::string& text, const std::string& path) {
   size_t done = 0;
@@ -50,8 +62,8 @@ void write_all(int fd, const std::string& text, const std::string& path) {
 }
 
 // The existing file's text; refuses symlinks, non-regular files and other users' files.
-std::string read_existing(const std::string& path, struct stat& st) {
-  Fd in{::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)};
+std::string read_existing(int dir_fd, const std::string& name, const std::string& path, struct stat& st) {
+  Fd in{::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)};
   require(in.fd >= 0, "plan file '" + path + "' exists and cannot be opened (" + errno_text() +
                           "): it is not a regular file of this user");
   require(::fstat(in.fd, &st) == 0 && S_ISREG(st.st_mode), "plan file '" + path + "' exists and is not a regular file");
@@ -126,35 +138,60 @@ std::string plan_difference(const std::string& ours, const std::string& theirs) 
   return out.empty() ? "the per-layer plans differ" : out;
 }
 
-std::string publish_plan(const std::string& dir, const std::string& name, int node_id, const std::string& text,
+std::string random_hex() {
+  uint64_t value = 0;
+  size_t done = 0;
+  while (done < sizeof value) {
+    const ssize_t n = ::getrandom(reinterpret_cast<char*>(&value) + done, sizeof value - done, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error("getrandom failed: " + errno_text());
+    done += static_cast<size_t>(n);
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string publish_plan(const std::string& dir, const std::string& name, const std::string& text,
                          std::time_t step_start) {
   require(!dir.empty(),
           "no folder for the plan file: set plan_dir in the admin config or give the job a working directory");
-  std::string path = dir + "/" + name;
-  TempFile temp{dir + "/." + name + "." + std::to_string(node_id) + "." + std::to_string(::getpid()) + ".tmp"};
+  Fd folder{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  require(folder.fd >= 0, "cannot open the plan folder '" + dir + "': " + errno_text());
+  struct stat dst {};
+  require(::fstat(folder.fd, &dst) == 0, "cannot stat the plan folder '" + dir + "': " + errno_text());
+  require((dst.st_mode & S_IWOTH) == 0 || (dst.st_mode & S_ISVTX) != 0,
+          "the plan folder '" + dir +
+              "' is writable by everyone and has no sticky bit, so another user could replace the plan file: "
+              "run the job from another folder or set plan_dir in the admin config");
+  // Only the user can create names in a private folder; elsewhere, nobody may guess ours.
+  const bool shared = dst.st_uid != ::geteuid() || (dst.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  const std::string final_name = shared ? insert_random(name) : name;
+  std::string path = dir + "/" + final_name;
+  TempFile temp{folder.fd, "." + final_name + "." + random_hex() + ".tmp"};
   {
-    Fd out{::open(temp.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)};
+    Fd out{::openat(folder.fd, temp.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
     if (out.fd < 0) {
       const std::string why = errno_text();
-      temp.path.clear();  // not ours: never unlink it
+      temp.name.clear();  // not ours: never unlink it
       throw UsageError("cannot create plan file in '" + dir + "': " + why);
     }
-    write_all(out.fd, text, temp.path);
-    require(::fsync(out.fd) == 0, "cannot write plan file '" + temp.path + "': " + errno_text());
+    write_all(out.fd, text, dir + "/" + temp.name);
+    require(::fsync(out.fd) == 0, "cannot write plan file '" + dir + "/" + temp.name + "': " + errno_text());
   }
-  if (::link(temp.path.c_str(), path.c_str()) == 0) return path;
-  require(errno == EEXIST, "cannot create plan file '" + path + "': " + errno_text());
+  if (::linkat(folder.fd, temp.name.c_str(), folder.fd, final_name.c_str(), 0) == 0) return path;
+  require(errno == EEXIST && !shared, "cannot create plan file '" + path + "': " + errno_text());
   struct stat st {};
-  const std::string existing = read_existing(path, st);
+  const std::string existing = read_existing(folder.fd, final_name, path, st);
   const std::string difference = plan_difference(text, existing);
   if (difference.empty()) return path;
   if (st.st_mtime >= step_start - kSameStepSlackS) {
     throw UsageError("the nodes of this job step planned differently (" + difference +
                      "); every node of a step needs the same GPUs and figures: plan file '" + path + "'");
   }
-  require(::rename(temp.path.c_str(), path.c_str()) == 0,
+  require(::renameat(folder.fd, temp.name.c_str(), folder.fd, final_name.c_str()) == 0,
           "cannot replace stale plan file '" + path + "': " + errno_text());
-  temp.path.clear();
+  temp.name.clear();
   return path;
 }
 

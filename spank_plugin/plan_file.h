@@ -25,14 +25,26 @@ std::string plan_file_name(uint32_t job_id, uint32_t step_id);
 // (the search's wall-clock time, which differs from node to node, is not compared).
 std::string plan_difference(const std::string& ours, const std::string& theirs);
 
-// Writes `text` to DIR/NAME as the calling (effective) user and returns the path:
-// a private temporary DIR/.NAME.NODE.PID.tmp (O_EXCL, O_NOFOLLOW), then link() to NAME,
-// which never replaces a file. If NAME exists it must be a regular file of this user:
-// the same plan (plan_difference() empty) is fine; different content written since `step_start` − 60 s is
-// another node of this step that planned differently (UsageError naming the
-// difference); older content is a stale file of an earlier job with the same id and is
-// replaced by rename. Throws UsageError naming the path for every failure.
-std::string publish_plan(const std::string& dir, const std::string& name, int node_id, const std::string& text,
+// Writes `text` into the folder `dir` as the calling (effective) user, mode 0600, and
+// returns the path. Refuses a folder everyone may write to without the sticky bit.
+//  - A private folder (the user's own, writable by nobody else: the per-user folder under
+//    plan_dir, or a working directory of one's own): the file is DIR/NAME, shared by the
+//    step's nodes. If NAME exists it must be a regular file of this user: the same plan
+//    (plan_difference() empty) is fine; different content written since `step_start` − 60 s
+//    is another node of this step that planned differently (UsageError naming the
+//    difference); older content is a stale file of an earlier job with the same id and is
+//    replaced by rename.
+//  - A folder others may write to (a sticky /tmp, a group's folder): another user could
+//    create NAME first, so each node writes its own DIR/NAME-with-a-random-suffix
+//    ("layerplan-12.0.3f9a0c1d2b4e5f60.json") and nodes are not compared.
+// Either way the text goes first to a temporary file with a random name (O_EXCL,
+// O_NOFOLLOW) that is then link()ed to its name, which never replaces a file.
+// Throws UsageError naming the path for every failure.
+std::string publish_plan(const std::string& dir, const std::string& name, const std::string& text,
                          std::time_t step_start);
+
+// A random 64-bit value as 16 hex digits, from getrandom(2), for names other users
+// cannot guess. Throws std::runtime_error when the kernel has none to give.
+std::string random_hex();
 
 }  // namespace layerplan::spank

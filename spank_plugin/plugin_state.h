@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "spank_plugin/isolated_child.h"
 #include "spank_plugin/job_options.h"
 #include "spank_plugin/plugstack_args.h"
 #include "spank_plugin/step_plan.h"
@@ -31,6 +32,8 @@ struct PluginState {
   NodeTopology node;
   int nodes = 0;
   uint32_t job_id = 0, step_id = 0, node_id = 0;
+  ChildIdentity user;         // the job's user, whom the planning process becomes
+  std::string user_plan_dir;  // PLAN_DIR/USER when the admin set plan_dir (made by root)
   double discover_ms = 0.0;
 };
 

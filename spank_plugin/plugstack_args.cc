@@ -1,5 +1,7 @@
 #include "spank_plugin/plugstack_args.h"
 
+#include <cstdlib>
+
 #include "common/error.h"
 
 namespace layerplan::spank {
@@ -17,6 +19,22 @@ PlugstackArgs parse_plugstack_args(int argc, const char* const* argv) {
     if (key == "config") {
       require(!value.empty(), "plugstack.conf argument 'config=': expected the path of the admin TOML");
       args.config_path = value;
+      continue;
+    }
+    if (key == "planning_memory_mb") {
+      char* end = nullptr;
+      const unsigned long long mb = std::strtoull(value.c_str(), &end, 10);
+      require(!value.empty() && value[0] != '-' && *end == '\0' && mb >= 256 && mb <= (1ULL << 30),
+              "plugstack.conf argument '" + arg + "': expected a whole number of MiB from 256 to 1073741824");
+      args.planning_memory_mb = static_cast<size_t>(mb);
+      continue;
+    }
+    if (key == "planning_margin_s") {
+      char* end = nullptr;
+      const double margin = std::strtod(value.c_str(), &end);
+      require(!value.empty() && *end == '\0' && margin >= 1.0 && margin <= 3600.0,
+              "plugstack.conf argument '" + arg + "': expected a number of seconds from 1 to 3600");
+      args.planning_margin_s = margin;
       continue;
     }
     try {

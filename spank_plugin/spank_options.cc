@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "common/error.h"
+#include "spank_plugin/output_text.h"
 #include "spank_plugin/plugin_state.h"
 
 namespace layerplan::spank {
@@ -38,7 +39,7 @@ int option_callback(int val, const char* optarg, int remote) {
       if (s.error.empty()) s.error = e.what();
       return 0;
     }
-    slurm_error("layerplan: %s", e.what());
+    slurm_error("layerplan: %s", printable(e.what()).c_str());
     return -1;
   } catch (...) {
     if (remote) {

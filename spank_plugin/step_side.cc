@@ -11,9 +11,11 @@
 #include <utility>
 
 #include "common/error.h"
+#include "spank_plugin/output_text.h"
 #include "spank_plugin/plan_file.h"
+#include "spank_plugin/planning_process.h"
 #include "spank_plugin/plugin_state.h"
-#include "spank_plugin/step_environment.h"
+#include "spank_plugin/user_plan_dir.h"
 
 namespace layerplan::spank {
 
@@ -87,6 +89,22 @@ void options_from_environment(spank_t sp, PluginState& s) {
   }
 }
 
+// The job's user, as the planning process is to become: uid, primary and supplementary
+// groups as Slurm resolved them for the job.
+ChildIdentity job_user(spank_t sp) {
+  ChildIdentity user;
+  spank_err_t rc = spank_get_item(sp, S_JOB_UID, &user.uid);
+  require(rc == ESPANK_SUCCESS, std::string("cannot read the job's uid: ") + spank_strerror(rc));
+  rc = spank_get_item(sp, S_JOB_GID, &user.gid);
+  require(rc == ESPANK_SUCCESS, std::string("cannot read the job's gid: ") + spank_strerror(rc));
+  gid_t* groups = nullptr;
+  int count = 0;
+  rc = spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &count);
+  require(rc == ESPANK_SUCCESS, std::string("cannot read the job's groups: ") + spank_strerror(rc));
+  if (groups != nullptr && count > 0) user.groups.assign(groups, groups + count);
+  return user;
+}
+
 void post_opt(spank_t sp, PluginState& s) {
   if (!s.error.empty()) return;  // a bad option: task_init reports it
   if (!s.any_option) options_from_environment(sp, s);
@@ -117,39 +135,67 @@ void post_opt(spank_t sp, PluginState& s) {
   const Clock::time_point t0 = Clock::now();
   s.node = discover_step_node(s.config, env);
   s.discover_ms = ms_since(t0);
+  s.user = job_user(sp);
+  // Root's work: plan_dir is usually root's folder; the user writes into theirs later.
+  if (!s.config.slurm.plan_dir.empty()) {
+    s.user_plan_dir = prepare_user_plan_dir(s.config.slurm.plan_dir, user_dir_name(s.user.uid), s.user.uid, s.user.gid);
+  }
   s.active = true;
 }
 
-// The folder for the plan file: the admin's plan_dir, else the job's working directory
-// (slurmstepd has changed into it by user_init), else the submission directory.
+// The folder for the plan file: the per-user folder under the admin's plan_dir, else the
+// job's working directory (slurmstepd has changed into it by user_init), else the
+// submission directory.
 std::string plan_folder(spank_t sp, const PluginState& s) {
-  if (!s.config.slurm.plan_dir.empty()) return s.config.slurm.plan_dir;
+  if (!s.user_plan_dir.empty()) return s.user_plan_dir;
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) && std::string(cwd) != "/") return cwd;
   return step_getenv(sp, "SLURM_SUBMIT_DIR");
 }
 
-void user_init(spank_t sp, PluginState& s) {
-  // Messages reach the job's output from user_init on, not from init_post_opt.
-  if (!s.notice.empty() && s.node_id == 0) slurm_spank_log("layerplan: warning: %s", s.notice.c_str());
-  if (!s.active) return;
-  const Clock::time_point t0 = Clock::now();
-  const StepPlan plan = plan_step(s.request, s.node, s.nodes, s.config);
-  const double plan_ms = ms_since(t0);
-  const Clock::time_point t1 = Clock::now();
-  const std::string path = publish_plan(plan_folder(sp, s), plan_file_name(s.job_id, s.step_id),
-                                        static_cast<int>(s.node_id), plan.json, s.start);
-  const double write_ms = ms_since(t1);
-  for (const auto& [name, value] : plan_environment(path, plan)) {
+void export_plan(spank_t sp, const PluginState& s, const ChildReport& report, double process_ms) {
+  for (const auto& [name, value] : report.environment) {
     const spank_err_t rc = spank_setenv(sp, name.c_str(), value.c_str(), 1);
     require(rc == ESPANK_SUCCESS, "cannot set " + name + ": " + spank_strerror(rc));
   }
   // slurmd's log: what the plugin added to the step's start (docs/BENCHMARKS.md).
-  slurm_info("layerplan: job %u.%s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms: %s", s.job_id,
-             step_label(s.step_id).c_str(), s.node_id, s.discover_ms, plan_ms, write_ms, plan.summary.c_str());
+  slurm_info("layerplan: job %u.%s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms, process %.1f ms: %s",
+             s.job_id, step_label(s.step_id).c_str(), s.node_id, s.discover_ms, report.plan_ms, report.write_ms,
+             process_ms, report.summary.c_str());
   if (s.node_id != 0) return;  // one node speaks for the step in the job's output
-  if (!plan.warning.empty()) slurm_spank_log("layerplan: warning: %s", plan.warning.c_str());
-  for (const std::string& line : plan.explain) slurm_spank_log("%s", line.c_str());
+  if (!report.warning.empty()) slurm_spank_log("layerplan: warning: %s", report.warning.c_str());
+  for (const std::string& line : report.explain) slurm_spank_log("%s", line.c_str());
+}
+
+// Everything that touches the user's files or runs the search happens in a child that is
+// the job's user for good (planning_process.h); slurmstepd only exports what it sends.
+void user_init(spank_t sp, PluginState& s) {
+  // Messages reach the job's output from user_init on, not from init_post_opt.
+  if (!s.notice.empty() && s.node_id == 0) slurm_spank_log("layerplan: warning: %s", printable(s.notice).c_str());
+  if (!s.active) return;
+  PlanningInput input{s.request,
+                      s.node,
+                      s.nodes,
+                      s.config,
+                      s.job_id,
+                      s.step_id,
+                      s.start,
+                      plan_folder(sp, s),
+                      s.args.planning_memory_mb,
+                      s.args.planning_margin_s};
+  require(!has_control_characters(input.folder),
+          "the plan folder '" + input.folder + "' has control characters in its path: run the job from another folder");
+  const Clock::time_point t0 = Clock::now();
+  const ChildReport report = plan_in_child(input, s.user);
+  const double process_ms = ms_since(t0);
+  if (!report.error.empty()) {
+    // The job's output gets the reason from task_init; slurmd's log gets it here.
+    slurm_info("layerplan: job %u.%s node %u: error after %.1f ms: %s", s.job_id, step_label(s.step_id).c_str(),
+               s.node_id, process_ms, report.error.c_str());
+    record(s, report.error);
+    return;
+  }
+  export_plan(sp, s, report, process_ms);
 }
 
 // True when the step runs `layerplan train` (any path to the binary): only such a step
@@ -200,7 +246,7 @@ int step_task_init(spank_t sp) {
   });
   const PluginState& s = state();
   if (s.error.empty()) return 0;
-  slurm_error("layerplan: %s", s.error.c_str());
+  slurm_error("layerplan: %s", printable(s.error).c_str());
   return -1;
 }
 

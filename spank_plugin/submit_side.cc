@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "job/job_plan.h"
 #include "model/model_file.h"
+#include "spank_plugin/output_text.h"
 #include "spank_plugin/plugin_state.h"
 
 namespace layerplan::spank {
@@ -26,11 +27,12 @@ void check_submission(PluginState& s) {
   try {
     config = load_plugin_config(s.args);
   } catch (const std::exception& e) {
-    slurm_verbose("layerplan: admin config not checked here (%s); the nodes check it at job start", e.what());
+    slurm_verbose("layerplan: admin config not checked here (%s); the nodes check it at job start",
+                  printable(e.what()).c_str());
     return;
   }
   const StepRequest request = resolve_step_request(s.options, config.slurm);
-  for (const std::string& note : request.notes) slurm_info("layerplan: %s", note.c_str());
+  for (const std::string& note : request.notes) slurm_info("layerplan: %s", printable(note).c_str());
   if (request.off) return;
   if (request.plan_file) {
     const int fd = ::open(request.plan_file->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -48,7 +50,7 @@ int submit_init_post_opt(spank_t) {
     check_submission(state());
     return 0;
   } catch (const std::exception& e) {
-    slurm_error("layerplan: %s", e.what());
+    slurm_error("layerplan: %s", printable(e.what()).c_str());
   } catch (...) {
     slurm_error("layerplan: internal error while checking the options");
   }

@@ -71,22 +71,22 @@ TEST(SpankPlanDifference, IgnoresSearchTimeAndNamesTheGpu) {
 
 TEST_F(PlanFileTest, FirstNodeCreatesTheFileOthersAgreeAndNoTemporaryIsLeft) {
   const std::time_t now = std::time(nullptr);
-  const std::string path = publish_plan(dir_, "layerplan-1.0.json", 0, plan_text("H100", 0.2), now);
+  const std::string path = publish_plan(dir_, "layerplan-1.0.json", plan_text("H100", 0.2), now);
   EXPECT_EQ(path, (dir_ / "layerplan-1.0.json").string());
-  EXPECT_EQ(publish_plan(dir_, "layerplan-1.0.json", 1, plan_text("H100", 0.3), now), path);
-  EXPECT_EQ(publish_plan(dir_, "layerplan-1.0.json", 2, plan_text("H100", 0.4), now), path);
+  EXPECT_EQ(publish_plan(dir_, "layerplan-1.0.json", plan_text("H100", 0.3), now), path);
+  EXPECT_EQ(publish_plan(dir_, "layerplan-1.0.json", plan_text("H100", 0.4), now), path);
   EXPECT_EQ(read(path), plan_text("H100", 0.2));  // the first node's file stays
   EXPECT_EQ(file_count(), 1u);
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);  // plans are nobody else's business
 }
 
 TEST_F(PlanFileTest, ANodeWithOtherGpusFailsNamingTheDifference) {
   const std::time_t now = std::time(nullptr);
-  publish_plan(dir_, "layerplan-2.0.json", 0, plan_text("NVIDIA H100 80GB HBM3", 0.2), now);
+  publish_plan(dir_, "layerplan-2.0.json", plan_text("NVIDIA H100 80GB HBM3", 0.2), now);
   try {
-    publish_plan(dir_, "layerplan-2.0.json", 2, plan_text("NVIDIA A100-SXM4-40GB", 0.2), now);
+    publish_plan(dir_, "layerplan-2.0.json", plan_text("NVIDIA A100-SXM4-40GB", 0.2), now);
     ADD_FAILURE() << "a differing plan of the same step was accepted";
   } catch (const UsageError& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("planned differently"));
@@ -101,7 +101,7 @@ TEST_F(PlanFileTest, AStaleFileOfAnEarlierJobWithTheSameIdIsReplaced) {
   std::ofstream(path) << plan_text("V100", 0.1);
   const struct utimbuf old_times { std::time(nullptr) - 3600, std::time(nullptr) - 3600 };
   ASSERT_EQ(::utime(path.c_str(), &old_times), 0);
-  publish_plan(dir_, "layerplan-3.0.json", 0, plan_text("H100", 0.2), std::time(nullptr));
+  publish_plan(dir_, "layerplan-3.0.json", plan_text("H100", 0.2), std::time(nullptr));
   EXPECT_EQ(read(path), plan_text("H100", 0.2));
   EXPECT_EQ(file_count(), 1u);
 }
@@ -111,21 +111,54 @@ TEST_F(PlanFileTest, NeverWritesThroughASymlink) {
   std::ofstream(target) << "precious\n";
   fs::create_symlink(target, dir_ / "layerplan-4.0.json");
   try {
-    publish_plan(dir_, "layerplan-4.0.json", 0, plan_text("H100", 0.2), std::time(nullptr));
+    publish_plan(dir_, "layerplan-4.0.json", plan_text("H100", 0.2), std::time(nullptr));
     ADD_FAILURE() << "a symlinked plan file was accepted";
   } catch (const UsageError& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("layerplan-4.0.json"));
   }
   EXPECT_EQ(read(target), "precious\n");
-  // A symlink planted at a node's temporary name is refused, not followed.
-  fs::create_symlink(target, dir_ / (".layerplan-5.0.json.0." + std::to_string(::getpid()) + ".tmp"));
-  EXPECT_THROW(publish_plan(dir_, "layerplan-5.0.json", 0, plan_text("H100", 0.2), std::time(nullptr)), UsageError);
   EXPECT_EQ(read(target), "precious\n");
+}
+
+// The temporary file's name is random: a file or symlink planted at the name the plugin
+// used to pick (node and pid) neither fails the step nor is written through.
+TEST_F(PlanFileTest, APlantedTemporaryNameDoesNotFailTheStep) {
+  const fs::path target = dir_ / "victim";
+  std::ofstream(target) << "precious\n";
+  for (int node = 0; node < 4; ++node) {
+    fs::create_symlink(
+        target, dir_ / (".layerplan-5.0.json." + std::to_string(node) + "." + std::to_string(::getpid()) + ".tmp"));
+  }
+  EXPECT_EQ(publish_plan(dir_, "layerplan-5.0.json", plan_text("H100", 0.2), std::time(nullptr)),
+            (dir_ / "layerplan-5.0.json").string());
+  EXPECT_EQ(read(target), "precious\n");
+}
+
+// In a folder others may write to (sticky, like /tmp) the name gets a random suffix, so a
+// file another user created first at the plain name changes nothing.
+TEST_F(PlanFileTest, AFolderOthersWriteToGetsAnUnguessableName) {
+  fs::permissions(dir_, fs::perms::all | fs::perms::sticky_bit);
+  std::ofstream(dir_ / "layerplan-7.0.json") << "someone else's\n";
+  const std::string path = publish_plan(dir_, "layerplan-7.0.json", plan_text("H100", 0.2), std::time(nullptr));
+  EXPECT_THAT(path, ::testing::MatchesRegex(".*/layerplan-7\\.0\\.[0-9a-f]{16}\\.json"));
+  EXPECT_EQ(read(path), plan_text("H100", 0.2));
+  EXPECT_EQ(read(dir_ / "layerplan-7.0.json"), "someone else's\n");
+}
+
+TEST_F(PlanFileTest, AWorldWritableFolderWithoutTheStickyBitIsRefused) {
+  fs::permissions(dir_, fs::perms::all);
+  try {
+    publish_plan(dir_, "layerplan-8.0.json", plan_text("H100", 0.2), std::time(nullptr));
+    ADD_FAILURE() << "a world-writable folder without the sticky bit was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("sticky"));
+  }
+  EXPECT_EQ(file_count(), 0u);
 }
 
 TEST_F(PlanFileTest, MissingFolderIsNamed) {
   try {
-    publish_plan((dir_ / "nope").string(), "layerplan-6.0.json", 0, plan_text("H100", 0.2), std::time(nullptr));
+    publish_plan((dir_ / "nope").string(), "layerplan-6.0.json", plan_text("H100", 0.2), std::time(nullptr));
     ADD_FAILURE() << "a missing folder was accepted";
   } catch (const UsageError& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr((dir_ / "nope").string()));

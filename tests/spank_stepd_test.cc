@@ -1,0 +1,532 @@
+// A stand-in slurmstepd: dlopens the plugin and calls its remote callbacks as Slurm 22.05
+// does (init and init_post_opt as root, user_init with only the effective ids dropped to
+// the job's user, task_init), with Slurm's API provided by this executable. Each step
+// runs in a forked stand-in, so a plugin that crashes or hangs slurmstepd shows as a
+// stand-in killed by a signal or by the test's own deadline. Checks that nothing a user
+// submits crashes, hangs or bloats slurmstepd, and what reaches its log, the job's output
+// and the environment (docs/slurm-plugin.md, "The planning process").
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "scratch_dir.h"
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+namespace {
+
+// ---- what the stand-in knows of its step, and what the plugin did ---------------------------
+struct Step {
+  std::map<std::string, std::string> env;  // the step's environment (spank_getenv)
+  std::vector<std::string> options;        // "NAME=VALUE" as the option callbacks get them
+  std::vector<std::string> plugstack;      // plugstack.conf arguments
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  uint32_t job_id = 77, step_id = 0, node_id = 0, nnodes = 1;
+  std::string workdir;
+};
+
+Step* g_step = nullptr;
+std::vector<spank_option> g_options;
+std::map<std::string, std::string> g_exported;  // spank_setenv
+std::string g_record;                           // what the stand-in reports back, framed
+
+void note(char kind, const std::string& text) {
+  g_record += kind;
+  g_record += std::to_string(text.size()) + ":" + text;
+}
+
+std::string vformat(const char* fmt, va_list ap) {
+  char buf[65536];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  return buf;
+}
+
+}  // namespace
+
+// ---- Slurm's side of the API, as slurmstepd provides it --------------------------------------
+extern "C" {
+__attribute__((visibility("default"))) spank_context_t spank_context(void) { return S_CTX_REMOTE; }
+__attribute__((visibility("default"))) const char* spank_strerror(spank_err_t) { return "stand-in error"; }
+__attribute__((visibility("default"))) spank_err_t spank_option_register(spank_t, struct spank_option* opt) {
+  g_options.push_back(*opt);
+  return static_cast<spank_err_t>(ESPANK_SUCCESS);
+}
+__attribute__((visibility("default"))) spank_err_t spank_getenv(spank_t, const char* var, char* buf, int len) {
+  const auto it = g_step->env.find(var);
+  if (it == g_step->env.end()) return static_cast<spank_err_t>(ESPANK_ENV_NOEXIST);
+  std::snprintf(buf, static_cast<size_t>(len), "%s", it->second.c_str());
+  return static_cast<spank_err_t>(ESPANK_SUCCESS);
+}
+__attribute__((visibility("default"))) spank_err_t spank_setenv(spank_t, const char* var, const char* val, int) {
+  g_exported[var] = val;
+  note('V', std::string(var) + "=" + val);
+  return static_cast<spank_err_t>(ESPANK_SUCCESS);
+}
+__attribute__((visibility("default"))) spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
+  va_list ap;
+  va_start(ap, item);
+  auto rc = static_cast<spank_err_t>(ESPANK_SUCCESS);
+  switch (item) {
+    case S_JOB_ID:
+      *va_arg(ap, uint32_t*) = g_step->job_id;
+      break;
+    case S_JOB_STEPID:
+      *va_arg(ap, uint32_t*) = g_step->step_id;
+      break;
+    case S_JOB_NODEID:
+      *va_arg(ap, uint32_t*) = g_step->node_id;
+      break;
+    case S_JOB_NNODES:
+      *va_arg(ap, uint32_t*) = g_step->nnodes;
+      break;
+    case S_JOB_UID:
+      *va_arg(ap, uid_t*) = g_step->uid;
+      break;
+    case S_JOB_GID:
+      *va_arg(ap, gid_t*) = g_step->gid;
+      break;
+    case S_JOB_SUPPLEMENTARY_GIDS:
+      *va_arg(ap, gid_t**) = g_step->groups.data();
+      *va_arg(ap, int*) = static_cast<int>(g_step->groups.size());
+      break;
+    default:
+      rc = static_cast<spank_err_t>(ESPANK_NOT_AVAIL);
+  }
+  va_end(ap);
+  return rc;
+}
+// slurm_info: slurmd's log only. slurm_error: the job's output (and the log). slurm_spank_log: the job's output.
+__attribute__((visibility("default"))) void slurm_info(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  note('L', vformat(fmt, ap));
+  va_end(ap);
+}
+__attribute__((visibility("default"))) void slurm_verbose(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  note('L', vformat(fmt, ap));
+  va_end(ap);
+}
+__attribute__((visibility("default"))) void slurm_error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  const std::string text = vformat(fmt, ap);
+  va_end(ap);
+  note('O', "error: " + text);
+  note('L', "error: " + text);
+}
+__attribute__((visibility("default"))) void slurm_spank_log(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  note('O', vformat(fmt, ap));
+  va_end(ap);
+}
+}
+
+namespace layerplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kH100Xml =
+    std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/topologies/flux-dell-xe8640-4xh100-nvlink-4xndr.xml";
+const std::string kP4dXml =
+    std::string(LAYERPLAN_SOURCE_DIR) + "/tests/data/topologies/aws-ofi-nccl-p4d-24xlarge-8xa100-nvswitch-4xefa.xml";
+
+// What a step did, as the stand-in saw it.
+struct StepResult {
+  int stand_in_status = 0;  // waitpid status of the stand-in slurmstepd
+  bool stand_in_timed_out = false;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> output;  // the job's output
+  std::vector<std::string> log;     // slurmd's log
+  int task_init_rc = 0;
+  bool stand_in_ok() const {
+    return !stand_in_timed_out && WIFEXITED(stand_in_status) && WEXITSTATUS(stand_in_status) == 0;
+  }
+  std::string all_output() const {
+    std::string all;
+    for (const std::string& line : output) all += line + "\n";
+    return all;
+  }
+  std::string all_log() const {
+    std::string all;
+    for (const std::string& line : log) all += line + "\n";
+    return all;
+  }
+};
+
+using Callback = int (*)(spank_t, int, char**);
+
+// The stand-in's body, in its own process: Slurm's call sequence for one step on one node.
+[[noreturn]] void stand_in(const std::string& plugin, Step& step, int out_fd) {
+  g_step = &step;
+  void* so = ::dlopen(plugin.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (so == nullptr) {
+    note('O', std::string("dlopen: ") + ::dlerror());
+    ::_exit(3);
+  }
+  auto cb = [&](const char* name) { return reinterpret_cast<Callback>(::dlsym(so, name)); };
+  std::vector<char*> argv;
+  for (std::string& a : step.plugstack) argv.push_back(a.data());
+  spank_t sp = nullptr;
+  cb("slurm_spank_init")(sp, static_cast<int>(argv.size()), argv.data());
+  for (const std::string& o : step.options) {
+    const size_t eq = o.find('=');
+    const std::string name = o.substr(0, eq);
+    for (const spank_option& opt : g_options) {
+      if (name == opt.name) opt.cb(opt.val, eq == std::string::npos ? nullptr : o.substr(eq + 1).c_str(), 1);
+    }
+  }
+  cb("slurm_spank_init_post_opt")(sp, static_cast<int>(argv.size()), argv.data());
+  // Slurm drops the effective ids only (initgroups, setegid, seteuid), then changes directory.
+  if (::getuid() == 0) {
+    if (::setgroups(step.groups.size(), step.groups.data()) != 0 || ::setegid(step.gid) != 0 ||
+        ::seteuid(step.uid) != 0) {
+      ::_exit(4);
+    }
+  }
+  if (::chdir(step.workdir.c_str()) != 0) ::_exit(5);
+  cb("slurm_spank_user_init")(sp, 0, nullptr);
+  if (::getuid() == 0 && (::seteuid(0) != 0 || ::setegid(0) != 0)) ::_exit(6);
+  const int rc = cb("slurm_spank_task_init")(sp, 0, nullptr);
+  note('R', std::to_string(rc));
+  const char* p = g_record.data();
+  size_t left = g_record.size();
+  while (left > 0) {
+    const ssize_t n = ::write(out_fd, p, left);
+    if (n <= 0) ::_exit(7);
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  ::_exit(0);
+}
+
+StepResult parse(const std::string& record) {
+  StepResult r;
+  size_t pos = 0;
+  while (pos < record.size()) {
+    const char kind = record[pos++];
+    const size_t colon = record.find(':', pos);
+    const size_t n = std::stoul(record.substr(pos, colon - pos));
+    const std::string text = record.substr(colon + 1, n);
+    pos = colon + 1 + n;
+    if (kind == 'V') r.env[text.substr(0, text.find('='))] = text.substr(text.find('=') + 1);
+    if (kind == 'O') r.output.push_back(text);
+    if (kind == 'L') r.log.push_back(text);
+    if (kind == 'R') r.task_init_rc = std::stoi(text);
+  }
+  return r;
+}
+
+// Runs one step in a forked stand-in; gives it `limit_s` before calling it hung.
+StepResult run_step(Step step, const std::string& plugin, int limit_s = 120) {
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::alarm(static_cast<unsigned>(limit_s));  // a hung stand-in dies of SIGALRM
+    stand_in(plugin, step, fds[1]);
+  }
+  ::close(fds[1]);
+  std::string record;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) record.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  StepResult r = record.empty() ? StepResult{} : parse(record);
+  r.stand_in_status = status;
+  r.stand_in_timed_out = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+  return r;
+}
+
+// $LAYERPLAN_STEPD_PLUGIN runs the same checks against another build of the plugin.
+const std::string kPlugin = std::getenv("LAYERPLAN_STEPD_PLUGIN") != nullptr
+                                ? std::getenv("LAYERPLAN_STEPD_PLUGIN")
+                                : std::string(LAYERPLAN_BINARY_DIR) + "/spank_plugin/spank_layerplan.so";
+const std::string kTestingPlugin = std::string(LAYERPLAN_BINARY_DIR) + "/spank_plugin/spank_layerplan_testing.so";
+
+// The job's user: lpuser or nobody when the test runs as root (as Slurm's tests do), else
+// the test's own user (then no ids change).
+struct JobUser {
+  uid_t uid;
+  gid_t gid;
+};
+JobUser job_user() {
+  if (::getuid() != 0) return {::getuid(), ::getgid()};
+  for (const char* name : {"lpuser", "nobody"}) {
+    if (const passwd* pw = ::getpwnam(name)) return {pw->pw_uid, pw->pw_gid};
+  }
+  return {65534, 65534};
+}
+
+class StepdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    user_ = job_user();
+    work_ = scratch_.path() / "work";
+    fs::create_directories(work_);
+    ASSERT_EQ(::chown(scratch_.path().c_str(), 0, 0) == 0 || ::getuid() != 0, true);
+    ::chmod(scratch_.path().c_str(), 0755);
+    ASSERT_EQ(::chown(work_.c_str(), user_.uid, user_.gid) == 0 || ::getuid() != 0, true);
+    ::chmod(work_.c_str(), 0755);
+  }
+
+  Step step(const std::vector<std::string>& options, const std::vector<std::string>& plugstack = {}) const {
+    Step s;
+    s.uid = user_.uid;
+    s.gid = user_.gid;
+    s.groups = {user_.gid};
+    s.workdir = work_.string();
+    s.env = {{"SLURM_STEP_GPUS", "0,1,2,3"}, {"SLURM_JOB_NUM_NODES", "1"}};
+    s.options = options;
+    s.plugstack = {"topology_xml=" + kH100Xml};
+    for (const std::string& p : plugstack) s.plugstack.push_back(p);
+    return s;
+  }
+
+  // A file the job's user owns, in the working directory.
+  std::string user_file(const std::string& name, const std::string& text) const {
+    const fs::path p = work_ / name;
+    std::ofstream(p) << text;
+    EXPECT_TRUE(::chown(p.c_str(), user_.uid, user_.gid) == 0 || ::getuid() != 0);
+    return p.string();
+  }
+
+  ScratchDir scratch_;
+  fs::path work_;
+  JobUser user_{};
+};
+
+bool has_raw_control(const std::string& text, bool allow_newline) {
+  for (unsigned char c : text) {
+    if ((c < 0x20 && !(allow_newline && c == '\n')) || c == 0x7f) return true;
+  }
+  return false;
+}
+
+// The step failed the way a user can see and an admin can find: task_init failed with one
+// line naming `reason`, slurmd's log has it too, and the stand-in itself is fine.
+void expect_failed_step(const StepResult& r, const std::string& reason) {
+  ASSERT_TRUE(r.stand_in_ok()) << "the stand-in slurmstepd did not survive: status " << r.stand_in_status
+                               << (r.stand_in_timed_out ? " (hung)" : "");
+  EXPECT_EQ(r.task_init_rc, -1);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.output.size(), 1u) << r.all_output();
+  EXPECT_NE(r.output[0].find(reason), std::string::npos) << r.output[0];
+  EXPECT_EQ(r.output[0].find('\n'), std::string::npos);
+  EXPECT_NE(r.all_log().find(reason), std::string::npos) << r.all_log();
+}
+
+TEST_F(StepdTest, AGoodStepGetsItsPlanInAPrivateFileAndTheEnvironment) {
+  const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+  ASSERT_EQ(r.env.count("LAYERPLAN_PLAN"), 1u);
+  struct stat st {};
+  ASSERT_EQ(::stat(r.env.at("LAYERPLAN_PLAN").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, user_.uid);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(r.all_log().find("topology"), std::string::npos);
+}
+
+// A bug or a hostile input that crashes the planner (the audit's was a value nested 200k
+// arrays deep) kills the planning process, not slurmstepd.
+TEST_F(StepdTest, ACrashingPlannerFailsTheStepNotSlurmstepd) {
+  ::setenv("LAYERPLAN_TEST_PLANNING", "segv", 1);
+  const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}), kTestingPlugin);
+  ::unsetenv("LAYERPLAN_TEST_PLANNING");
+  expect_failed_step(r, "the planning process crashed (signal 11");
+}
+
+TEST_F(StepdTest, AModelFileNestedTooDeepNeverCrashesSlurmstepd) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string model =
+      user_file("deep.json", R"({"format": "layerplan-model", "version": 1, "name": )" + deep + "}");
+  const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=" + model}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok()) << "status " << r.stand_in_status;
+  EXPECT_EQ(r.task_init_rc, -1);
+  ASSERT_EQ(r.output.size(), 1u) << r.all_output();
+}
+
+// A search far too big for its budget (ResNet-50 on 128 x 8 GPUs: the cost tables alone
+// overshoot a 0.1 s budget by seconds, and take GBs) held slurmstepd for as long as it took;
+// here the child is killed at the budget plus the admin's margin, whatever it does.
+TEST_F(StepdTest, APlannerThatHangsIsKilledAtTheDeadline) {
+  ::setenv("LAYERPLAN_TEST_PLANNING", "sleep", 1);
+  const StepResult r =
+      run_step(step({"layerplan=auto", "layerplan-model=alexnet"}, {"time_budget_s=0.5", "planning_margin_s=2"}),
+               kTestingPlugin, 60);
+  ::unsetenv("LAYERPLAN_TEST_PLANNING");
+  expect_failed_step(r, "the planning process did not finish within 2.5 s and was killed");
+}
+
+TEST_F(StepdTest, AHugeSearchWithATinyBudgetNeverHoldsSlurmstepdPastTheDeadline) {
+  Step s = step({"layerplan=auto", "layerplan-model=resnet50"}, {"time_budget_s=0.1", "planning_margin_s=2"});
+  s.plugstack[0] = "topology_xml=" + kP4dXml;
+  s.env = {{"SLURM_STEP_GPUS", "0-7"}, {"SLURM_JOB_NUM_NODES", "128"}};
+  s.nnodes = 128;
+  const StepResult r = run_step(s, kPlugin, 40);
+  ASSERT_TRUE(r.stand_in_ok()) << "status " << r.stand_in_status << (r.stand_in_timed_out ? " (hung)" : "");
+  EXPECT_EQ(r.task_init_rc, -1);
+  ASSERT_EQ(r.output.size(), 1u) << r.all_output();
+  // Whichever limit comes first on a busy machine: the CPU time or the wall clock.
+  EXPECT_TRUE(r.output[0].find("did not finish within 2.1 s") != std::string::npos ||
+              r.output[0].find("used up its CPU-time limit of 1.6 s") != std::string::npos)
+      << r.output[0];
+}
+
+TEST_F(StepdTest, APlannerThatSpinsHitsItsCpuLimit) {
+  ::setenv("LAYERPLAN_TEST_PLANNING", "spin", 1);
+  const StepResult r =
+      run_step(step({"layerplan=auto", "layerplan-model=alexnet"}, {"time_budget_s=0.5", "planning_margin_s=2"}),
+               kTestingPlugin, 60);
+  ::unsetenv("LAYERPLAN_TEST_PLANNING");
+  // At 2 s of CPU time, or at 2.5 s of wall clock when the machine is too busy to give it that.
+  expect_failed_step(r, "the planning process ");
+  EXPECT_TRUE(r.output[0].find("used up its CPU-time limit of 2 s") != std::string::npos ||
+              r.output[0].find("did not finish within 2.5 s") != std::string::npos)
+      << r.output[0];
+}
+
+TEST_F(StepdTest, APlannerThatEatsMemoryHitsItsAddressSpaceLimit) {
+  ::setenv("LAYERPLAN_TEST_PLANNING", "alloc", 1);
+  const StepResult r =
+      run_step(step({"layerplan=auto", "layerplan-model=alexnet"}, {"planning_memory_mb=512"}), kTestingPlugin);
+  ::unsetenv("LAYERPLAN_TEST_PLANNING");
+  expect_failed_step(r, "out of memory: the planning process may map 512 MiB beyond slurmstepd's");
+}
+
+TEST_F(StepdTest, GarbageOrTooMuchFromThePlannerIsRefused) {
+  ::setenv("LAYERPLAN_TEST_PLANNING", "garbage", 1);
+  StepResult r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}), kTestingPlugin);
+  expect_failed_step(r, "the planning process sent a malformed report");
+  ::setenv("LAYERPLAN_TEST_PLANNING", "flood", 1);
+  r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}), kTestingPlugin);
+  ::unsetenv("LAYERPLAN_TEST_PLANNING");
+  expect_failed_step(r, "sent more than 1048576 bytes and was killed");
+}
+
+// A model named with a newline and an escape sequence: Slurm's log, the job's output and
+// the environment get it escaped, never raw.
+TEST_F(StepdTest, ControlCharactersInAModelNameNeverReachTheLogOutputOrEnvironment) {
+  const std::string text = R"({"format": "layerplan-model", "version": 1,
+    "name": "tiny\nslurmstepd: forged line\u001b[2J",
+    "input": {"channels": 3, "height": 32, "width": 32},
+    "layers": [
+      {"name": "conv1\u001b[31m", "kind": "conv2d", "out_channels": 16, "kernel": 3, "padding": 1},
+      {"name": "relu1", "kind": "relu"},
+      {"name": "flat", "kind": "flatten"},
+      {"name": "fc", "kind": "fully_connected", "out_features": 10},
+      {"name": "loss", "kind": "softmax_cross_entropy"}
+    ]})";
+  const std::string model = user_file("evil.json", text);
+  const StepResult r = run_step(
+      step({"layerplan=auto", "layerplan-model=" + model, "layerplan-explain", "layerplan-batch=32"}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+  for (const std::string& line : r.output) EXPECT_FALSE(has_raw_control(line, false)) << line;
+  for (const std::string& line : r.log) EXPECT_FALSE(has_raw_control(line, false)) << line;
+  for (const auto& [name, value] : r.env) EXPECT_FALSE(has_raw_control(value, false)) << name;
+  EXPECT_NE(r.all_log().find("tiny\\nslurmstepd: forged line\\x1b[2J"), std::string::npos) << r.all_log();
+}
+
+TEST_F(StepdTest, AnErrorAboutAControlCharacterNameIsPrintedEscaped) {
+  const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=no\nsuch\x1b[31m.json"}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, -1);
+  ASSERT_EQ(r.output.size(), 1u) << r.all_output();
+  EXPECT_FALSE(has_raw_control(r.output[0], false)) << r.output[0];
+  EXPECT_NE(r.output[0].find("no\\nsuch\\x1b[31m.json"), std::string::npos) << r.output[0];
+}
+
+// Another user creates the plan file's name first in a folder everyone may write to (the
+// sticky /tmp): the step still gets its own file, with a name nobody could guess.
+TEST_F(StepdTest, APreCreatedPlanFileDoesNotFailTheStep) {
+  ::chmod(work_.c_str(), 01777);
+  ASSERT_EQ(::chown(work_.c_str(), 0, 0) == 0 || ::getuid() != 0, true);
+  std::ofstream(work_ / "layerplan-77.0.json") << "planted\n";
+  const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+  const std::string plan = r.env.count("LAYERPLAN_PLAN") ? r.env.at("LAYERPLAN_PLAN") : "";
+  EXPECT_NE(plan, (work_ / "layerplan-77.0.json").string());
+  EXPECT_EQ(plan.rfind((work_ / "layerplan-77.0.").string(), 0), 0u) << plan;
+  struct stat st {};
+  ASSERT_EQ(::stat(plan.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, user_.uid);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// plan_dir: each user gets PLAN_DIR/USER, 0700, theirs; one that is someone else's or a
+// symlink is refused, and nothing is written.
+TEST_F(StepdTest, PlanDirGetsAPrivateFolderPerUser) {
+  const fs::path plans = scratch_.path() / "plans";
+  fs::create_directories(plans);
+  const StepResult r =
+      run_step(step({"layerplan=auto", "layerplan-model=alexnet"}, {"plan_dir=" + plans.string()}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+  const std::string plan = r.env.count("LAYERPLAN_PLAN") ? r.env.at("LAYERPLAN_PLAN") : "";
+  const fs::path folder = fs::path(plan).parent_path();
+  EXPECT_EQ(folder.parent_path(), plans);
+  struct stat st {};
+  ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, user_.uid);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
+TEST_F(StepdTest, AForeignOwnedOrSymlinkedUserFolderIsRefused) {
+  if (::getuid() != 0) GTEST_FAIL() << "needs root to create another user's folder";
+  const fs::path plans = scratch_.path() / "plans";
+  fs::create_directories(plans);
+  const std::string name = ::getpwuid(user_.uid) ? ::getpwuid(user_.uid)->pw_name : std::to_string(user_.uid);
+  fs::create_directories(plans / name);  // root's, not the user's
+  StepResult r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}, {"plan_dir=" + plans.string()}), kPlugin);
+  expect_failed_step(r, "belongs to uid 0");
+  EXPECT_TRUE(fs::is_empty(plans / name));
+  fs::remove(plans / name);
+  fs::create_directories(scratch_.path() / "elsewhere");
+  fs::create_directory_symlink(scratch_.path() / "elsewhere", plans / name);
+  r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}, {"plan_dir=" + plans.string()}), kPlugin);
+  expect_failed_step(r, "not a symlink");
+  EXPECT_TRUE(fs::is_empty(scratch_.path() / "elsewhere"));
+}
+
+// --layerplan=data runs no search: the plan file's search has no eliminations and no time.
+TEST_F(StepdTest, ABaselineModeRunsNoSearch) {
+  const StepResult r = run_step(step({"layerplan=data", "layerplan-model=resnet50"}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  ASSERT_EQ(r.task_init_rc, 0) << r.all_output();
+  std::ifstream in(r.env.at("LAYERPLAN_PLAN"));
+  std::ostringstream s;
+  s << in.rdbuf();
+  EXPECT_NE(s.str().find("\"node_eliminations\": 0"), std::string::npos);
+  EXPECT_NE(s.str().find("\"seconds\": 0.0"), std::string::npos) << s.str().substr(s.str().find("\"search\""));
+}
+
+}  // namespace
+}  // namespace layerplan
