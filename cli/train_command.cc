@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "model/plan_file.h"
 #include "runtime/gloo_communicator.h"
+#include "runtime/srun_cpus.h"
 #include "runtime/training/trainer.h"
 #include "runtime/training/training_observer.h"
 
@@ -150,6 +151,13 @@ int run_train_command(const TrainCommandArgs& args) {
 
   ProgressPrinter printer(file, world.rank, launched, args.trainer.save);
   TrainerOptions options = args.trainer;
+  // An srun task takes its share of the node's CPUs, as `layerplan launch` gives each rank.
+  if (under_srun) {
+    if (const std::optional<CpuShare> share = srun_cpu_share(srun_task_from_env(), allowed_cpus())) {
+      pin_to(*share);
+      options.kernel_threads = share->threads;
+    }
+  }
   options.observer = &printer;
   Trainer trainer(loaded.graph, loaded.plan, options, launched ? std::optional(world) : std::nullopt);
   trainer.run();

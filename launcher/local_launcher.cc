@@ -21,7 +21,7 @@
 
 #include "common/error.h"
 #include "launcher/adopted_children.h"
-#include "launcher/cpu_shares.h"
+#include "common/cpu_shares.h"
 #include "launcher/rank_group.h"
 #include "launcher/rank_process.h"
 

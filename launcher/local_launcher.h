@@ -9,7 +9,7 @@
 //   LAYERPLAN_BACKEND                     the backend ("cpu")
 //   OMP_NUM_THREADS                       the number of CPUs in its share
 // and is pinned (sched_setaffinity) to its share of the CPUs this process may use
-// (launcher/cpu_shares.h). Its stdin is /dev/null; each line it writes to stdout or
+// (common/cpu_shares.h). Its stdin is /dev/null; each line it writes to stdout or
 // stderr is copied to ours with a "[rank k] " prefix.
 //
 // All ranks form one process group (launcher/rank_group.h), which the launcher signals as

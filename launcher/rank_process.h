@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/cpu_shares.h"
+#include "common/cpu_shares.h"
 #include "launcher/line_prefixer.h"
 
 namespace layerplan {

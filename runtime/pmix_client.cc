@@ -27,6 +27,27 @@ void set_key(pmix_key_t& target, const std::string& key) {
   std::memcpy(target, key.data(), std::min(key.size(), sizeof target - 1));
 }
 
+// Seconds every fence and get may take: the communicator's timeout (docs/runtime.md).
+int timeout_seconds() {
+  const char* text = std::getenv("LAYERPLAN_COMM_TIMEOUT_S");
+  const long seconds = text ? std::strtol(text, nullptr, 10) : 0;
+  return seconds >= 1 && seconds <= 1'000'000 ? static_cast<int>(seconds) : 60;
+}
+
+pmix_info_t timeout_info() {
+  pmix_info_t info;
+  std::memset(&info, 0, sizeof info);
+  set_key(info.key, PMIX_TIMEOUT);
+  info.value.type = PMIX_INT;
+  info.value.data.integer = timeout_seconds();
+  return info;
+}
+
+std::string status_text(pmix_status_t status) {
+  return status == PMIX_ERR_TIMEOUT ? "timed out after " + std::to_string(timeout_seconds()) + " s"
+                                    : "status " + std::to_string(status);
+}
+
 }  // namespace
 
 struct PmixClient::Api {
@@ -39,6 +60,7 @@ struct PmixClient::Api {
   decltype(&PMIx_Get) get = nullptr;
   decltype(&PMIx_Value_destruct) value_destruct = nullptr;
   pmix_proc_t self{};
+  mutable pmix_status_t last_status = PMIX_SUCCESS;
 
   bool complete() const { return init && finalize && put && commit && fence && get && value_destruct; }
 
@@ -48,8 +70,9 @@ struct PmixClient::Api {
     pmix_proc_t proc = self;
     proc.rank = rank;
     pmix_value_t* value = nullptr;
-    if (get(&proc, key, nullptr, 0, &value) != PMIX_SUCCESS) return nullptr;
-    return value;
+    pmix_info_t timeout = timeout_info();
+    last_status = get(&proc, key, &timeout, 1, &value);
+    return last_status == PMIX_SUCCESS ? value : nullptr;
   }
   void release(pmix_value_t* value) const {
     value_destruct(value);
@@ -117,15 +140,17 @@ void PmixClient::fence() {
   if (status == PMIX_SUCCESS) {
     pmix_proc_t everyone = api_->self;
     everyone.rank = PMIX_RANK_WILDCARD;
-    pmix_info_t collect;
-    std::memset(&collect, 0, sizeof collect);
-    set_key(collect.key, PMIX_COLLECT_DATA);
-    collect.value.type = PMIX_BOOL;
-    collect.value.data.flag = true;
-    status = api_->fence(&everyone, 1, &collect, 1);
+    pmix_info_t info[2];
+    std::memset(&info[0], 0, sizeof info[0]);
+    set_key(info[0].key, PMIX_COLLECT_DATA);
+    info[0].value.type = PMIX_BOOL;
+    info[0].value.data.flag = true;
+    info[1] = timeout_info();
+    status = api_->fence(&everyone, 1, info, 2);
   }
   if (status != PMIX_SUCCESS) {
-    throw CommError("rank " + std::to_string(rank_) + ": PMIx fence failed (status " + std::to_string(status) + ")");
+    throw CommError("rank " + std::to_string(rank_) + ": PMIx fence of every task failed (" + status_text(status) +
+                    "): did a task of the step die?");
   }
 }
 
@@ -136,8 +161,8 @@ std::vector<char> PmixClient::get(const std::string& key) {
   pmix_value_t* value = api_->lookup(PMIX_RANK_UNDEF, name);
   if (value == nullptr || value->type != PMIX_BYTE_OBJECT) {
     if (value != nullptr) api_->release(value);
-    throw CommError("rank " + std::to_string(rank_) + ": PMIx_Get of '" + key +
-                    "' found nothing: did a task put it before the fence?");
+    throw CommError("rank " + std::to_string(rank_) + ": PMIx_Get of '" + key + "' found nothing (" +
+                    status_text(api_->last_status) + "): did a task put it before the fence?");
   }
   std::vector<char> out(value->data.bo.bytes, value->data.bo.bytes + value->data.bo.size);
   api_->release(value);

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "launcher/cpu_shares.h"
+#include "common/cpu_shares.h"
 #include "launcher/line_prefixer.h"
 
 namespace layerplan {

@@ -66,7 +66,7 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
     transport_ = std::make_unique<InProcessTransport>();
   }
   if (options_.keep_freed_memory) keep_freed_memory_in_process();  // a speed setting only
-  kernels_ = make_kernels(options_.kernels);
+  kernels_ = make_kernels(options_.kernels, options_.kernel_threads);
   ExecutorOptions executor_options;
   executor_options.weight_seed = options_.seed;
   executor_options.sgd = {.lr = options_.lr, .momentum = options_.momentum, .weight_decay = options_.weight_decay};

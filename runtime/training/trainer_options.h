@@ -55,6 +55,10 @@ struct TrainerOptions {
   // The compute backend: oneDNN is the fast one; the reference loops are slow but are what
   // every backend is tested against.
   KernelBackend kernels = KernelBackend::kOnednn;
+  // Threads of the oneDNN kernels: 0 leaves it to OMP_NUM_THREADS (what `layerplan launch`
+  // sets per rank); an srun task pinned to its share of a node sets its share's size, since
+  // OpenMP read its defaults before the pinning.
+  int kernel_threads = 0;
   // Keep the memory a step frees in the process (runtime/heap_tuning.h): faster steps, at
   // the price of glibc malloc settings for the whole process. Off for a caller that shares
   // its process with work that needs the memory back.

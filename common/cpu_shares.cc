@@ -1,4 +1,4 @@
-#include "launcher/cpu_shares.h"
+#include "common/cpu_shares.h"
 
 #include <sched.h>
 
