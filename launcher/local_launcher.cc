@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu_shares.h"
 #include "common/error.h"
 #include "launcher/adopted_children.h"
-#include "common/cpu_shares.h"
 #include "launcher/rank_group.h"
 #include "launcher/rank_process.h"
 
