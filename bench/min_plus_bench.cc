@@ -27,7 +27,8 @@ layerplan::CostGraph chain(int nodes, int configs) {
 
 void BM_ChainSearch(benchmark::State& state) {
   const auto g = chain(12, static_cast<int>(state.range(0)));
-  const layerplan::SearchOptions options{std::nullopt, state.range(1) != 0};
+  layerplan::SearchOptions options;
+  options.naive = state.range(1) != 0;
   for (auto _ : state) benchmark::DoNotOptimize(layerplan::solve(g, options).cost);
   state.SetLabel(state.range(1) ? "naive" : "bounded");
 }

@@ -16,6 +16,7 @@ inline constexpr int64_t kMaxLayerMacs = int64_t{1} << 52;        // forward mul
 inline constexpr int64_t kMaxLayers = int64_t{1} << 14;           // layers of a model, the input included
 inline constexpr int64_t kMaxLayerInputs = 1024;                  // inputs of one concat or add
 inline constexpr int64_t kMaxDevices = int64_t{1} << 16;          // devices of a plan or a cluster
+inline constexpr int64_t kMaxPlanDeviceIds = int64_t{1} << 26;    // layers x devices: a plan's device lists
 
 // Input files (common/input_file.h): the most bytes read from each kind.
 inline constexpr int64_t kMaxTextInputBytes = int64_t{64} << 20;  // model, plan, cluster, admin, link figures

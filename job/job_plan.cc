@@ -47,7 +47,7 @@ const StrategyCost& baseline_named(const Plan& plan, const std::string& name) {
   throw std::logic_error("the planner priced no '" + name + "' baseline");
 }
 
-// The strategy the mode asks for. A search that ran out of time falls back to data
+// The strategy the mode asks for. A search that ran out of time or memory falls back to data
 // parallelism, the strategy every framework runs, rather than to a less familiar baseline.
 StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
   switch (mode) {
@@ -61,7 +61,7 @@ StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
     case PlanMode::kAuto:
       break;
   }
-  if (plan.timed_out) {
+  if (plan.fell_back()) {
     warning = plan.warning.substr(0, plan.warning.find(';')) + "; using data parallelism";
     return baseline_named(plan, "data parallel");
   }
@@ -81,13 +81,9 @@ bool is_baseline_mode(PlanMode mode) {
 // with no configuration space, cost tables or search (for ResNet-50 on 128 x 8 GPUs the
 // search alone takes seconds; the baselines, milliseconds). Checks what make_plan() checks.
 Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices) {
+  require_plannable(graph, devices);
   const int n_devices = devices.device_count();
-  require(graph.size() > 0, "model " + graph.name() + " has no layers");
-  require_job_shape(n_devices, devices.gpus_per_node());
   const int64_t batch = graph.layer(0).output.n();
-  require(batch % n_devices == 0, "batch " + std::to_string(batch) + " cannot be split over " +
-                                      std::to_string(n_devices) + " GPUs: expected a multiple of " +
-                                      std::to_string(n_devices));
   const CostModel model(graph, devices, PlanOptions{}.sync);
   Plan plan;
   plan.model = graph.name();

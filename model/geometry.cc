@@ -142,8 +142,7 @@ Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot,
       }
       return need;
     case LayerKind::kConcat: {
-      int64_t offset = 0;
-      for (int s = 0; s < slot; ++s) offset += graph.input_shape(consumer, s).c();
+      const int64_t offset = graph.channel_offset(consumer, slot);
       need = out_box;
       need.dim[1] = {std::max<int64_t>(out_box.dim[1].lo - offset, 0),
                      std::min<int64_t>(out_box.dim[1].hi - offset, in.c())};

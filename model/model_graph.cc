@@ -81,6 +81,15 @@ int ModelGraph::append(Layer layer) {
     throw std::invalid_argument("model " + name_ + " already has a layer named '" + layer.name + "'");
   }
   for (int in : layer.inputs) consumers_[static_cast<size_t>(in)].push_back(layer.id);
+  std::vector<int64_t> offsets;
+  if (layer.kind == LayerKind::kConcat) {
+    int64_t offset = 0;
+    for (int in : layer.inputs) {
+      offsets.push_back(offset);
+      offset += layers_[static_cast<size_t>(in)].output.c();
+    }
+  }
+  channel_offsets_.push_back(std::move(offsets));
   layers_.push_back(std::move(layer));
   consumers_.emplace_back();
   return layers_.back().id;

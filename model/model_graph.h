@@ -91,6 +91,12 @@ class ModelGraph {
   const Shape& input_shape(const Layer& consumer, int slot) const {
     return layer(consumer.inputs.at(static_cast<size_t>(slot))).output;
   }
+  // Channels of the inputs before `slot`: where that input starts in a concat's output
+  // (0 for other kinds). Kept per layer, so that it costs nothing per call.
+  int64_t channel_offset(const Layer& consumer, int slot) const {
+    const std::vector<int64_t>& offsets = channel_offsets_.at(static_cast<size_t>(consumer.id));
+    return offsets.empty() ? 0 : offsets.at(static_cast<size_t>(slot));
+  }
   // Ids of the layers that read `id`'s output, ascending.
   const std::vector<int>& consumers(int id) const { return consumers_.at(static_cast<size_t>(id)); }
 
@@ -101,6 +107,7 @@ class ModelGraph {
   std::string name_;
   std::vector<Layer> layers_;
   std::vector<std::vector<int>> consumers_;
+  std::vector<std::vector<int64_t>> channel_offsets_;  // [layer][slot], concat only
   std::unordered_set<std::string> names_;
 };
 

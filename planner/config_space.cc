@@ -15,6 +15,11 @@ bool placeable_tile_count(int tiles, int device_count, int gpus_per_node) {
 }
 
 std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node) {
+  Deadline never;
+  return candidate_degrees(layer, device_count, gpus_per_node, never);
+}
+
+std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node, Deadline& deadline) {
   const auto dims = splittable_dims(layer.kind);
   // Every placeable tile count divides the device count, so every degree and every
   // partial product does too: only divisors of the device count need trying.
@@ -22,6 +27,7 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int
   for (int v = 1; v <= device_count; ++v) {
     if (device_count % v == 0) divisors.push_back(v);
   }
+  deadline.charge(device_count);
   std::vector<Degrees> out;
   // Depth-first over dimensions, each degree a divisor of the extent (and of the device count).
   auto extend = [&](auto&& self, int dim, Degrees current) -> void {
@@ -31,6 +37,7 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int
     }
     const int others = current.product();  // dimensions after `dim` are still 1
     for (int degree : divisors) {
+      deadline.charge();
       if (device_count % (static_cast<int64_t>(others) * degree) != 0) continue;
       if (degree > 1 && (!dims[static_cast<size_t>(dim)] || layer.output[dim] % degree != 0)) continue;
       current.d[static_cast<size_t>(dim)] = degree;
@@ -57,12 +64,19 @@ void require_job_shape(int device_count, int gpus_per_node) {
 
 std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
                                                     const SpaceOptions& options) {
+  Deadline never;
+  return enumerate_configurations(layer, device_count, gpus_per_node, options, never);
+}
+
+std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
+                                                    const SpaceOptions& options, Deadline& deadline) {
   require_job_shape(device_count, gpus_per_node);
   std::vector<Configuration> out;
-  for (const Degrees& degrees : candidate_degrees(layer, device_count, gpus_per_node)) {
+  for (const Degrees& degrees : candidate_degrees(layer, device_count, gpus_per_node, deadline)) {
     const int p = degrees.product();
     const int blocks = options.placement == PlacementRule::kFirstBlock ? 1 : device_count / p;
     for (int block = 0; block < blocks; ++block) {
+      deadline.charge(p);
       Configuration config{degrees, std::vector<int>(static_cast<size_t>(p))};
       std::iota(config.devices.begin(), config.devices.end(), block * p);
       out.push_back(std::move(config));

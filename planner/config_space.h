@@ -22,6 +22,7 @@
 #include "model/geometry.h"
 #include "model/layer_math.h"
 #include "model/model_graph.h"
+#include "planner/deadline.h"
 
 namespace layerplan {
 
@@ -40,6 +41,8 @@ bool placeable_tile_count(int tiles, int device_count, int gpus_per_node);
 // device_count GPUs (every divisor of device_count is placeable).
 std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node);
 std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count);
+// The same, charging `deadline` for the work (it throws DeadlinePassed when it has passed).
+std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node, Deadline& deadline);
 
 // Rule 5: throws UsageError naming the value unless device_count and gpus_per_node are
 // at least 1 and device_count is a multiple of gpus_per_node.
@@ -48,6 +51,8 @@ void require_job_shape(int device_count, int gpus_per_node);
 // Rules 1-4. Throws UsageError as require_job_shape does.
 std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
                                                     const SpaceOptions& options);
+std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
+                                                    const SpaceOptions& options, Deadline& deadline);
 
 bool is_power_of_two(int64_t value);
 

@@ -82,7 +82,9 @@ class CostModel {
   bool uniform_intra_ = true;
   // Scratch space for transfer(), one entry per device / node.
   mutable EdgeTraffic traffic_;
-  mutable std::vector<std::vector<std::unique_ptr<FactoredEdgeTraffic>>> factored_;  // [consumer][slot]
+  // The factored traffic of the edge priced last: cost tables price one edge's pairs in a
+  // row, and keeping one edge's per-dimension tables bounds their memory.
+  mutable std::unique_ptr<FactoredEdgeTraffic> factored_;
   mutable std::vector<double> send_s_, recv_s_, net_out_, net_in_;
 };
 

@@ -1,7 +1,9 @@
 #include "planner/cost_tables.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace layerplan {
@@ -40,6 +42,23 @@ std::string layer_signature(const ModelGraph& graph, const Layer& l) {
   return key;
 }
 
+// What an edge's transfer costs depend on besides the two configurations: the consumer's
+// kind and window, its output shape, this input's shape and, for a concat that can be
+// split along channels, where this input starts in its output. Not the other inputs, so
+// the inputs of a wide concat or add share one table; the key's length does not grow with
+// the number of inputs. (A concat is never split along channels, docs/planner.md: each of
+// its tiles reads every channel of every input, wherever the input starts.)
+std::string edge_signature(const ModelGraph& graph, const Layer& l, int slot) {
+  std::string key(kind_name(l.kind));
+  const Window& w = l.window;
+  for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w}) key += "," + std::to_string(v);
+  key += ">" + l.output.str() + "<" + graph.input_shape(l, slot).str();
+  if (l.kind == LayerKind::kConcat && splittable_dims(l.kind)[1]) {
+    key += "@" + std::to_string(graph.channel_offset(l, slot));
+  }
+  return key;
+}
+
 // What a unit's configuration list depends on: its first layer's splittable dimensions and shape.
 std::string space_signature(const Layer& head) {
   std::string key = head.output.str() + ":";
@@ -50,8 +69,8 @@ std::string space_signature(const Layer& head) {
 // Fills the tables of a cost graph layer by layer, computing each distinct table once.
 class CostGraphBuilder {
  public:
-  CostGraphBuilder(const CostModel& model, const SearchUnits& units, bool share_tables)
-      : model_(model), units_(units), share_tables_(share_tables) {
+  CostGraphBuilder(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline)
+      : model_(model), units_(units), share_tables_(share_tables), deadline_(deadline) {
     for (const auto& configs : units_.space) costs_.add_node(std::vector<double>(configs.size(), 0.0));
     for (int h : units_.head) unit_key_.push_back(space_signature(model_.graph().layer(h)));
   }
@@ -66,7 +85,7 @@ class CostGraphBuilder {
     for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
       const auto v = unit(l.inputs[static_cast<size_t>(slot)]);
       const std::string key =
-          "edge " + signature + " " + std::to_string(slot) + " " + unit_key_[v] + " " + unit_key_[u];
+          "edge " + edge_signature(model_.graph(), l, slot) + " " + unit_key_[v] + " " + unit_key_[u];
       costs_.add_edge(static_cast<int>(v), static_cast<int>(u), edge_table(l, slot, v, u, key));
     }
   }
@@ -80,7 +99,10 @@ class CostGraphBuilder {
     const std::vector<Configuration>& space = units_.space[u];
     if (const std::vector<double>* known = find(key)) return *known;
     std::vector<double> t(space.size());
-    for (size_t a = 0; a < space.size(); ++a) t[a] = model_.compute_time(l, space[a]) + model_.sync(l, space[a]).time_s;
+    for (size_t a = 0; a < space.size(); ++a) {
+      deadline_.charge(int64_t{1} + space[a].tiles() * static_cast<int64_t>(l.inputs.size() + 1));
+      t[a] = model_.compute_time(l, space[a]) + model_.sync(l, space[a]).time_s;
+    }
     return remember(std::move(key), std::move(t));
   }
 
@@ -90,7 +112,10 @@ class CostGraphBuilder {
     if (const std::vector<double>* known = find(key)) return *known;
     std::vector<double> t(from.size() * to.size());
     for (size_t a = 0; a < from.size(); ++a) {
-      for (size_t b = 0; b < to.size(); ++b) t[a * to.size() + b] = model_.transfer(l, slot, from[a], to[b]).time_s;
+      for (size_t b = 0; b < to.size(); ++b) {
+        deadline_.charge(int64_t{1} + from[a].tiles() + to[b].tiles());
+        t[a * to.size() + b] = model_.transfer(l, slot, from[a], to[b]).time_s;
+      }
     }
     return remember(std::move(key), std::move(t));
   }
@@ -109,6 +134,7 @@ class CostGraphBuilder {
   const CostModel& model_;
   const SearchUnits& units_;
   const bool share_tables_;
+  Deadline& deadline_;
   CostGraph costs_;
   std::vector<std::string> unit_key_;
   std::unordered_map<std::string, std::vector<double>> memo_;
@@ -116,8 +142,7 @@ class CostGraphBuilder {
 
 }  // namespace
 
-SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& devices, const SpaceOptions& space,
-                              bool fuse_elementwise) {
+SearchUnits group_units(const ModelGraph& graph, bool fuse_elementwise) {
   SearchUnits units;
   units.unit_of_layer.assign(static_cast<size_t>(graph.size()), -1);
   for (const Layer& l : graph.layers()) {
@@ -130,23 +155,88 @@ SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& device
       units.head.push_back(l.id);
     }
   }
+  return units;
+}
+
+SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& devices, const SpaceOptions& space,
+                              bool fuse_elementwise) {
+  Deadline never;
+  return make_search_units(graph, devices, space, fuse_elementwise, never);
+}
+
+SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& devices, const SpaceOptions& space,
+                              bool fuse_elementwise, Deadline& deadline) {
+  SearchUnits units = group_units(graph, fuse_elementwise);
+  // Units with equal space signatures have equal configuration lists: enumerate each once.
+  std::unordered_map<std::string, size_t> first_with;
   units.space.reserve(units.head.size());
   for (int h : units.head) {
+    const auto [it, inserted] = first_with.try_emplace(space_signature(graph.layer(h)), units.space.size());
+    if (!inserted) {
+      deadline.charge(static_cast<int64_t>(units.space[it->second].size()));
+      units.space.push_back(units.space[it->second]);
+      continue;
+    }
     units.space.push_back(
-        enumerate_configurations(graph.layer(h), devices.device_count(), devices.gpus_per_node(), space));
+        enumerate_configurations(graph.layer(h), devices.device_count(), devices.gpus_per_node(), space, deadline));
   }
   return units;
 }
 
-std::optional<CostGraph> build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables,
-                                          std::optional<std::chrono::steady_clock::time_point> deadline) {
-  CostGraphBuilder builder(model, units, share_tables);
-  for (const Layer& l : model.graph().layers()) {
-    builder.add_layer(l);
-    const bool adds_edges =
-        !l.inputs.empty() && units.head[static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.id)])] == l.id;
-    if (deadline && adds_edges && std::chrono::steady_clock::now() > *deadline) return std::nullopt;
+int64_t SearchSize::bytes() const {
+  constexpr int64_t kEntry = sizeof(double);
+  const int64_t configs =
+      configurations * static_cast<int64_t>(sizeof(Configuration)) + device_ids * static_cast<int64_t>(sizeof(int));
+  return configs + kEntry * (node_entries + edge_entries + shared_entries + working_entries);
+}
+
+SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& units, const DeviceGraph& devices,
+                                const SpaceOptions& space, bool share_tables, Deadline& deadline) {
+  // Configurations and device ids per space signature, from the degree vectors alone.
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> counted;
+  std::vector<int64_t> configs;
+  std::vector<std::string> unit_key;
+  SearchSize size;
+  const int d = devices.device_count();
+  for (int h : units.head) {
+    unit_key.push_back(space_signature(graph.layer(h)));
+    const auto [it, inserted] = counted.try_emplace(unit_key.back());
+    if (inserted) {
+      for (const Degrees& degrees : candidate_degrees(graph.layer(h), d, devices.gpus_per_node(), deadline)) {
+        const int p = degrees.product();
+        const int64_t blocks = space.placement == PlacementRule::kFirstBlock ? 1 : d / p;
+        it->second.first += blocks;
+        it->second.second += blocks * p;
+      }
+    }
+    configs.push_back(it->second.first);
+    size.configurations += it->second.first;
+    size.device_ids += it->second.second;
   }
+  std::unordered_set<std::string> keys;
+  std::unordered_set<int64_t> unit_pairs;
+  for (const Layer& l : graph.layers()) {
+    const auto u = static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.id)]);
+    size.node_entries += configs[u];
+    if (units.head[u] != l.id) continue;
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      deadline.charge();
+      const auto v = static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.inputs[static_cast<size_t>(slot)])]);
+      const int64_t entries = configs[v] * configs[u];
+      size.edge_entries += entries;
+      const std::string key = edge_signature(graph, l, slot) + " " + unit_key[v] + " " + unit_key[u];
+      if (!share_tables || keys.insert(key).second) size.shared_entries += entries;
+      const int64_t pair = static_cast<int64_t>(std::min(u, v)) * static_cast<int64_t>(units.head.size()) +
+                           static_cast<int64_t>(std::max(u, v));
+      if (unit_pairs.insert(pair).second) size.working_entries += entries;
+    }
+  }
+  return size;
+}
+
+CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline) {
+  CostGraphBuilder builder(model, units, share_tables, deadline);
+  for (const Layer& l : model.graph().layers()) builder.add_layer(l);
   return builder.take();
 }
 

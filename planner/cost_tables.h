@@ -2,14 +2,14 @@
 // The elimination search's input for one model on one device graph: the search nodes
 // ("units": a layer plus the element-wise layers fused into it), each unit's
 // configurations, and the cost tables of units and edges that the cost model prices.
-#include <chrono>
-#include <optional>
+#include <cstdint>
 #include <vector>
 
 #include "model/geometry.h"
 #include "model/model_graph.h"
 #include "planner/config_space.h"
 #include "planner/cost_model.h"
+#include "planner/deadline.h"
 #include "planner/search.h"
 #include "topology/device_graph.h"
 
@@ -23,15 +23,36 @@ struct SearchUnits {
 
 // Groups the layers into units (an element-wise layer joins its producer's unit when
 // `fuse_elementwise` and joining restricts nothing it could be split along,
-// docs/planner.md) and enumerates each unit's configurations.
+// docs/planner.md), without their configurations (`space` is left empty).
+SearchUnits group_units(const ModelGraph& graph, bool fuse_elementwise);
+
+// Groups the layers into units and enumerates each unit's configurations.
 SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& devices, const SpaceOptions& space,
                               bool fuse_elementwise);
+// The same, charging `deadline` (it throws DeadlinePassed when it has passed).
+SearchUnits make_search_units(const ModelGraph& graph, const DeviceGraph& devices, const SpaceOptions& space,
+                              bool fuse_elementwise, Deadline& deadline);
+
+// What the search's input would hold for `units` (grouped, space not yet enumerated),
+// counted from the degree vectors and the tables' keys alone, before anything is allocated.
+struct SearchSize {
+  int64_t configurations = 0;   // over all units
+  int64_t device_ids = 0;       // in their device lists
+  int64_t node_entries = 0;     // of the node cost tables
+  int64_t edge_entries = 0;     // of the cost graph's edge tables, one per (unit head, input slot)
+  int64_t shared_entries = 0;   // of the distinct edge tables that `share_tables` remembers
+  int64_t working_entries = 0;  // of the search's working copy: parallel edges summed into one
+
+  int64_t bytes() const;
+};
+SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& units, const DeviceGraph& devices,
+                                const SpaceOptions& space, bool share_tables, Deadline& deadline);
 
 // The cost graph of `units`: a node's table holds its layers' compute and sync time for
 // each of its configurations, an edge's the transfer time for each pair. With
 // `share_tables`, layers and edges of equal geometry (ResNet's and Inception's repeated
-// blocks) share one computed table. Returns nullopt when `deadline` passed first.
-std::optional<CostGraph> build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables,
-                                          std::optional<std::chrono::steady_clock::time_point> deadline);
+// blocks, the inputs of a wide concat or add) share one computed table. Charges
+// `deadline` for every entry (it throws DeadlinePassed when it has passed).
+CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline);
 
 }  // namespace layerplan

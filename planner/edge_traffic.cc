@@ -98,8 +98,8 @@ void append_run_boxes(const Degrees& degrees, int level, int begin, int end, Coo
 }  // namespace
 
 FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot,
-                                         const DeviceGraph& devices)
-    : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices) {
+                                         const DeviceGraph& devices, int64_t dense_entries)
+    : graph_(graph), consumer_(consumer), slot_(slot), devices_(devices), dense_entries_(dense_entries) {
   const int count = devices.device_count();
   rank_of_.assign(static_cast<size_t>(count) + 1, -1);
   for (int v = 1; v <= count; ++v) {
@@ -109,6 +109,18 @@ FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& c
   built_.assign(tables_.size(), 0);
 }
 
+int64_t FactoredEdgeTraffic::DimTable::below(int64_t x, int jlo, int jhi) const {
+  // Regions ending at or before x lie wholly below it: a prefix of j, as hi is
+  // non-decreasing. Regions starting at or after x contribute nothing: a suffix, as lo is.
+  // Those between contribute x - lo[j].
+  const auto first = lo.begin() + jlo, last = lo.begin() + jhi + 1;
+  const auto whole_end = static_cast<int>(std::upper_bound(hi.begin() + jlo, hi.begin() + jhi + 1, x) - hi.begin());
+  const auto part_end = static_cast<int>(std::lower_bound(first, last, x) - lo.begin());
+  const auto j1 = static_cast<size_t>(whole_end), j2 = static_cast<size_t>(std::max(part_end, whole_end));
+  return size_prefix[j1] - size_prefix[static_cast<size_t>(jlo)] + static_cast<int64_t>(j2 - j1) * x -
+         (lo_prefix[j2] - lo_prefix[j1]);
+}
+
 const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg, int qdeg) {
   const size_t at = flat_index(d, divisors_, rank_of_[static_cast<size_t>(pdeg)]) * static_cast<size_t>(divisors_) +
                     static_cast<size_t>(rank_of_[static_cast<size_t>(qdeg)]);
@@ -116,33 +128,37 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
   if (built_[at]) return t;
   built_[at] = 1;
   const auto i_d = static_cast<size_t>(d);
-  const int64_t psize = graph_.input_shape(consumer_, slot_)[d] / pdeg;
+  t.psize = graph_.input_shape(consumer_, slot_)[d] / pdeg;
   const int64_t qsize = consumer_.output[d] / qdeg;
-  t.q = qdeg;
-  t.overlap.assign(table_size(pdeg, qdeg), 0);
-  t.need.assign(static_cast<size_t>(qdeg), 0);
+  const auto q = static_cast<size_t>(qdeg);
+  t.lo.assign(q, 0);
+  t.hi.assign(q, 0);
+  t.size_prefix.assign(q + 1, 0);
+  t.lo_prefix.assign(q + 1, 0);
   // Required regions are separable per dimension: probe dimension d alone, the others
   // whole (any index would do; whole keeps every kind's rules valid).
-  const Box base = Box::whole(consumer_.output);
-  for (int j = 0; j < qdeg; ++j) {
-    Box probe = base;
-    probe.dim[i_d] = {j * qsize, (j + 1) * qsize};
+  Box probe = Box::whole(consumer_.output);
+  for (size_t j = 0; j < q; ++j) {
+    probe.dim[i_d] = {static_cast<int64_t>(j) * qsize, static_cast<int64_t>(j + 1) * qsize};
     const Interval req = required_input_box(graph_, consumer_, slot_, probe).dim[i_d];
-    t.need[static_cast<size_t>(j)] = req.size();
+    t.lo[j] = req.lo;
+    t.hi[j] = req.lo + req.size();
+    if (j > 0 && (t.lo[j] < t.lo[j - 1] || t.hi[j] < t.hi[j - 1])) t.valid = false;
+    t.size_prefix[j + 1] = t.size_prefix[j] + req.size();
+    t.lo_prefix[j + 1] = t.lo_prefix[j] + t.lo[j];
+  }
+  if (!t.valid) return t;
+  t.q = qdeg;
+  if (static_cast<int64_t>(pdeg) * (qdeg + 1) <= dense_entries_) {
+    t.sum_j.assign(table_size(pdeg, qdeg + 1), 0);
     for (int i = 0; i < pdeg; ++i) {
-      const int64_t lo = std::max(req.lo, i * psize), hi = std::min(req.hi, (i + 1) * psize);
-      t.overlap[flat_index(i, qdeg, j)] = hi > lo ? hi - lo : 0;
+      for (int j = 0; j < qdeg; ++j) {
+        t.sum_j[flat_index(i, qdeg + 1, j + 1)] = t.sum_j[flat_index(i, qdeg + 1, j)] + t.overlap_at(i, j);
+      }
     }
   }
-  t.sum_i.assign(table_size(pdeg + 1, qdeg), 0);
-  t.sum_j.assign(table_size(pdeg, qdeg + 1), 0);
-  for (int i = 0; i < pdeg; ++i) {
-    for (int j = 0; j < qdeg; ++j) {
-      const int64_t v = t.overlap_at(i, j);
-      t.sum_i[flat_index(i + 1, qdeg, j)] = t.sum_i[flat_index(i, qdeg, j)] + v;
-      t.sum_j[flat_index(i, qdeg + 1, j + 1)] = t.sum_j[flat_index(i, qdeg + 1, j)] + v;
-    }
-  }
+  t.sent_to_all.assign(static_cast<size_t>(pdeg), 0);
+  for (int i = 0; i < pdeg; ++i) t.sent_to_all[static_cast<size_t>(i)] = t.over_j(i, 0, qdeg - 1);
   return t;
 }
 
@@ -211,6 +227,7 @@ bool FactoredEdgeTraffic::dim_tables(const Degrees& pd, const Degrees& qd, DimTa
     if (pd[d] < 1 || pd[d] > count || qd[d] < 1 || qd[d] > count) return false;
     if (rank_of_[static_cast<size_t>(pd[d])] < 0 || rank_of_[static_cast<size_t>(qd[d])] < 0) return false;
     dim[static_cast<size_t>(d)] = &table(d, pd[d], qd[d]);
+    if (!dim[static_cast<size_t>(d)]->valid) return false;
   }
   return true;
 }
@@ -251,7 +268,7 @@ void FactoredEdgeTraffic::add_receivers(const Frame& f, EdgeTraffic& out) const 
     const bool has_local = local_tile >= 0 && local_tile < f.producer.tiles();
     for (size_t d = 0; d < kNumDims; ++d) {
       const DimTable& tab = *f.dim[d];
-      region *= tab.need[static_cast<size_t>(q[d])];
+      region *= tab.need(q[d]);
       if (in_node) in_node *= tab.over_i(f.pb.lo[k][d], f.pb.hi[k][d], q[d]);
       if (has_local) local *= tab.overlap_at(p_local[d], q[d]);
     }
@@ -280,7 +297,7 @@ void FactoredEdgeTraffic::add_senders(const Frame& f, EdgeTraffic& out) const {
     const bool has_local = local_tile >= 0 && local_tile < f.consumer.tiles();
     for (size_t d = 0; d < kNumDims; ++d) {
       const DimTable& tab = *f.dim[d];
-      all *= tab.over_j(p[d], 0, qd[static_cast<int>(d)] - 1);
+      all *= tab.sent_to_all[static_cast<size_t>(p[d])];
       if (in_node) in_node *= tab.over_j(p[d], f.qb.lo[k][d], f.qb.hi[k][d]);
       if (has_local) local *= tab.overlap_at(p[d], q_local[d]);
     }

@@ -11,6 +11,7 @@
 //    tables for 64-256 GPUs affordable. It applies when both configurations sit on aligned
 //    blocks of consecutive devices and their degrees divide the device count (every
 //    configuration the search enumerates).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <unordered_map>
@@ -39,27 +40,53 @@ void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int s
 // tables, which depend only on the degrees along that dimension.
 class FactoredEdgeTraffic {
  public:
-  FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot, const DeviceGraph& devices);
+  // Per-dimension tables of up to `dense_entries` entries keep dense prefix sums (faster);
+  // larger ones, and all of them with 0, search the regions' prefix sums instead.
+  static constexpr int64_t kDenseEntries = int64_t{1} << 17;  // 1 MiB a table
+  FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot, const DeviceGraph& devices,
+                      int64_t dense_entries = kDenseEntries);
+
+  int consumer_id() const { return consumer_.id; }
+  int slot() const { return slot_; }
 
   // Fills `out`; returns false (leaving `out` unspecified) when a configuration is not on
   // an aligned block of consecutive devices, or a degree does not divide the device count.
   bool compute(const Configuration& producer, const Configuration& consumer_config, EdgeTraffic& out);
 
  private:
-  // Along one dimension, for producer degree P and consumer degree Q:
-  // overlap[i*Q + j] = elements producer index i shares with the region consumer index j
-  // requires; need[j] = that region's extent; prefix sums over i and over j.
+  // Along one dimension, for producer degree P and consumer degree Q: the region consumer
+  // index j requires, [lo[j], hi[j]), and the producer tiles [i*psize, (i+1)*psize). Sums of
+  // overlaps come from prefix sums over j, so a table takes O(P + Q) memory rather than the
+  // P x Q of a dense overlap matrix (1024 x 1024 per edge at 1024 devices). The prefix sums
+  // need lo and hi non-decreasing in j, which every kind's required regions are; `valid`
+  // says so, and compute() falls back to the pair enumeration otherwise.
   struct DimTable {
-    std::vector<int64_t> overlap, need, sum_i, sum_j;
+    int64_t psize = 0;
+    std::vector<int64_t> lo, hi;       // [j], hi >= lo
+    std::vector<int64_t> size_prefix;  // [j + 1]: Σ_{j' < j} (hi - lo)
+    std::vector<int64_t> lo_prefix;    // [j + 1]: Σ_{j' < j} lo
+    std::vector<int64_t> sent_to_all;  // [i]: Σ_j overlap(i, j)
+    // [i * (Q + 1) + j]: Σ_{j' < j} overlap(i, j'), kept only while P x (Q + 1) is at most
+    // the dense limit (every table up to 256 devices), where it is faster than below().
+    std::vector<int64_t> sum_j;
     int q = 0;
-    int64_t overlap_at(int i, int j) const { return overlap[flat_index(i, q, j)]; }
-    // Σ_{i=lo..hi} overlap(i, j) and Σ_{j=lo..hi} overlap(i, j).
-    int64_t over_i(int lo, int hi, int j) const {
-      return sum_i[flat_index(hi + 1, q, j)] - sum_i[flat_index(lo, q, j)];
+    bool valid = true;
+    int64_t need(int j) const { return hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)]; }
+    // Elements of region j inside [from, to).
+    int64_t inside(int j, int64_t from, int64_t to) const {
+      const int64_t a = std::max(lo[static_cast<size_t>(j)], from), b = std::min(hi[static_cast<size_t>(j)], to);
+      return b > a ? b - a : 0;
     }
-    int64_t over_j(int i, int lo, int hi) const {
-      return sum_j[flat_index(i, q + 1, hi + 1)] - sum_j[flat_index(i, q + 1, lo)];
+    int64_t overlap_at(int i, int j) const { return inside(j, i * psize, (i + 1) * psize); }
+    // Σ_{i=ilo..ihi} overlap(i, j): producer tiles ilo..ihi are one interval.
+    int64_t over_i(int ilo, int ihi, int j) const { return inside(j, ilo * psize, (ihi + 1) * psize); }
+    // Σ_{j=jlo..jhi} overlap(i, j).
+    int64_t over_j(int i, int jlo, int jhi) const {
+      if (!sum_j.empty()) return sum_j[flat_index(i, q + 1, jhi + 1)] - sum_j[flat_index(i, q + 1, jlo)];
+      return below((i + 1) * psize, jlo, jhi) - below(i * psize, jlo, jhi);
     }
+    // Σ_{j=jlo..jhi} |region j ∩ [0, x)|.
+    int64_t below(int64_t x, int jlo, int jhi) const;
   };
   const DimTable& table(int dim, int producer_degree, int consumer_degree);
 
@@ -108,6 +135,7 @@ class FactoredEdgeTraffic {
   const Layer& consumer_;
   int slot_;
   const DeviceGraph& devices_;
+  int64_t dense_entries_;
   // Degrees are divisors of the device count; tables are indexed by a divisor's rank.
   std::vector<int> rank_of_;      // [degree] -> rank among the divisors, or -1
   int divisors_ = 0;              // how many divisors the device count has

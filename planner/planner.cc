@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "planner/cost_tables.h"
+#include "planner/deadline.h"
 
 namespace layerplan {
 
@@ -50,6 +52,72 @@ std::optional<Clock::time_point> deadline_of(Clock::time_point start, std::optio
   return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*budget_s));
 }
 
+// The best baseline in place of the layer-wise plan, and why.
+void fall_back_to_baseline(Plan& plan, const std::string& reason) {
+  plan.chosen = plan.best_baseline();
+  plan.warning = reason + "; using the best baseline (" + plan.chosen.name + ")";
+}
+
+std::string budget_reason(double budget_s) {
+  std::ostringstream budget;
+  budget << budget_s;
+  return "the search did not finish within the time budget of " + budget.str() + " s";
+}
+
+// `estimated`: the estimate made before the search, above the limit; or below it when the
+// search's own tables grew past it.
+std::string memory_reason(int64_t estimated, int64_t limit) {
+  std::ostringstream text;
+  if (estimated > limit) {
+    text << "the search's configurations and cost tables would take about " << (estimated >> 20)
+         << " MiB, more than the planner's limit of " << (limit >> 20) << " MiB";
+  } else {
+    text << "the search's tables grew past the planner's limit of " << (limit >> 20) << " MiB";
+  }
+  return text.str();
+}
+
+// What the layer-wise search produced: one configuration index per unit, or why it has none.
+struct SearchOutcome {
+  SearchUnits units;
+  SearchResult result;
+  int64_t estimated_bytes = 0;
+  bool timed_out = false, too_large = false;
+};
+
+// Units, their configurations, the cost tables and the search, within the deadline and
+// the memory limit; the sizes are estimated before anything large is allocated.
+SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Deadline& deadline, Plan& plan) {
+  const ModelGraph& graph = model.graph();
+  SearchOutcome out;
+  const auto start = Clock::now();
+  try {
+    out.units = group_units(graph, options.fuse_elementwise);
+    const SearchSize size =
+        estimate_search_size(graph, out.units, model.devices(), options.space, options.share_tables, deadline);
+    out.estimated_bytes = size.bytes();
+    if (out.estimated_bytes > options.memory_limit_bytes) {
+      out.too_large = true;
+      return out;
+    }
+    out.units = make_search_units(graph, model.devices(), options.space, options.fuse_elementwise, deadline);
+    const CostGraph costs = build_cost_graph(model, out.units, options.share_tables, deadline);
+    plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
+    SearchOptions search{deadline.at(), options.naive_search, options.clock, std::nullopt};
+    // The search's working copy was counted in the estimate; its tables may grow into what is left.
+    search.max_table_bytes =
+        options.memory_limit_bytes - size.bytes() + size.working_entries * static_cast<int64_t>(sizeof(double));
+    out.result = solve(costs, search);
+    out.timed_out = out.result.timed_out;
+    out.too_large = out.result.too_large;
+  } catch (const DeadlinePassed&) {
+    out.timed_out = true;
+  }
+  return out;
+}
+
+}  // namespace
+
 void require_plannable(const ModelGraph& graph, const DeviceGraph& devices) {
   const int n_devices = devices.device_count();
   require(graph.size() > 0, "model " + graph.name() + " has no layers");
@@ -58,19 +126,12 @@ void require_plannable(const ModelGraph& graph, const DeviceGraph& devices) {
   require(batch % n_devices == 0, "batch " + std::to_string(batch) + " cannot be split over " +
                                       std::to_string(n_devices) + " GPUs: expected a multiple of " +
                                       std::to_string(n_devices));
+  const int64_t ids = static_cast<int64_t>(graph.size()) * n_devices;
+  require(ids <= kMaxPlanDeviceIds,
+          "model " + graph.name() + " on " + std::to_string(n_devices) + " GPUs: " + std::to_string(graph.size()) +
+              " layers x " + std::to_string(n_devices) + " devices = " + std::to_string(ids) +
+              " device ids in a plan, more than " + std::to_string(kMaxPlanDeviceIds) + ", the limit");
 }
-
-// The best baseline in place of the layer-wise plan, when the search ran out of time.
-void fall_back_to_baseline(Plan& plan, double budget_s) {
-  plan.timed_out = true;
-  plan.chosen = plan.best_baseline();
-  std::ostringstream budget;
-  budget << budget_s;
-  plan.warning = "the search did not finish within the time budget of " + budget.str() +
-                 " s; using the best baseline (" + plan.chosen.name + ")";
-}
-
-}  // namespace
 
 const StrategyCost& Plan::best_baseline() const {
   return *std::min_element(baselines.begin(), baselines.end(),
@@ -128,32 +189,34 @@ StrategyCost price_strategy(const CostModel& model, std::string name, const std:
 
 Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options) {
   const auto start = Clock::now();
-  const std::optional<Clock::time_point> deadline = deadline_of(start, options.time_budget_s);
+  Deadline deadline(deadline_of(options.clock ? options.clock() : start, options.time_budget_s), options.clock);
   require_plannable(graph, devices);
   const int n_devices = devices.device_count();
   Plan plan;
   plan.model = graph.name();
   plan.batch = graph.layer(0).output.n();
 
-  const SearchUnits units = make_search_units(graph, devices, options.space, options.fuse_elementwise);
+  const CostModel model(graph, devices, options.sync);
+  const SearchOutcome search = run_search(model, options, deadline, plan);
+  const SearchUnits& units = search.units;
+  const SearchResult& result = search.result;
   plan.unit_of_layer = units.unit_of_layer;
   plan.space_sizes.reserve(static_cast<size_t>(graph.size()));
-  for (int u : units.unit_of_layer)
-    plan.space_sizes.push_back(static_cast<int>(units.space[static_cast<size_t>(u)].size()));
-
-  const CostModel model(graph, devices, options.sync);
-  const std::optional<CostGraph> costs = build_cost_graph(model, units, options.share_tables, deadline);
-  plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
-  SearchResult result;
-  if (costs) result = solve(*costs, SearchOptions{deadline, options.naive_search});
+  for (int u : units.unit_of_layer) {
+    const auto at = static_cast<size_t>(u);
+    plan.space_sizes.push_back(at < units.space.size() ? static_cast<int>(units.space[at].size()) : 0);
+  }
   plan.search_s = std::chrono::duration<double>(Clock::now() - start).count();
   plan.search_stats = result.stats;
 
   plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "owt", one_weird_trick(graph, n_devices)));
-  if (!costs || result.timed_out) {
-    fall_back_to_baseline(plan, *options.time_budget_s);
+  if (search.timed_out || search.too_large) {
+    plan.timed_out = search.timed_out;
+    plan.too_large = search.too_large;
+    fall_back_to_baseline(plan, search.timed_out ? budget_reason(*options.time_budget_s)
+                                                 : memory_reason(search.estimated_bytes, options.memory_limit_bytes));
     return plan;
   }
   std::vector<Configuration> chosen;

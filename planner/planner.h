@@ -2,7 +2,9 @@
 // layerplan's planner: picks a configuration for every layer of a model on a device
 // graph by the exact elimination search over the cost model, and prices the baselines
 // (data, model and OWT parallelism) with the same model.
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +40,8 @@ struct StrategyCost {
   int64_t communication_bytes() const { return transfer_bytes + sync_bytes; }
 };
 
+inline constexpr int64_t kPlannerMemoryLimitBytes = int64_t{1} << 30;  // docs/limits.md
+
 struct PlanOptions {
   SpaceOptions space;
   SyncScheme sync = SyncScheme::kRingAllReduce;
@@ -51,6 +55,12 @@ struct PlanOptions {
   // Reuse the cost tables of layers and edges with identical geometry (ResNet and
   // Inception repeat blocks); off, every table is computed afresh.
   bool share_tables = true;
+  // The bytes the search's configurations, cost tables and elimination may take. Their
+  // size is estimated before anything is allocated, and the search's own tables are
+  // counted as it goes; beyond this, the best baseline is returned with a warning.
+  int64_t memory_limit_bytes = kPlannerMemoryLimitBytes;
+  // What reads the time for time_budget_s (default: steady_clock::now); tests inject their own.
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 struct Plan {
@@ -61,10 +71,13 @@ struct Plan {
   std::vector<int> space_sizes;         // configurations considered per layer
   std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;
-  double search_s = 0.0;  // building cost tables + elimination search
-  double tables_s = 0.0;  // of which: building cost tables
-  bool timed_out = false;
-  std::string warning;  // non-empty when the plan is not the layer-wise optimum
+  double search_s = 0.0;   // building cost tables + elimination search
+  double tables_s = 0.0;   // of which: building cost tables
+  bool timed_out = false;  // the time budget ran out before the search finished
+  bool too_large = false;  // the search would have taken more than memory_limit_bytes
+  std::string warning;     // non-empty when the plan is not the layer-wise optimum
+
+  bool fell_back() const { return timed_out || too_large; }
 
   const StrategyCost& best_baseline() const;
 };
@@ -73,6 +86,11 @@ struct Plan {
 // UsageError when the batch is not a multiple of the device count (so that data
 // parallelism is a member of the space).
 Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options = {});
+
+// Throws UsageError unless `graph` can be planned on `devices`: a model with layers, a job
+// shape of whole nodes, a batch that splits over every device, and at most
+// kMaxPlanDeviceIds layers x devices (a plan lists every layer's devices).
+void require_plannable(const ModelGraph& graph, const DeviceGraph& devices);
 
 // Prices any strategy; `configs` holds one configuration per layer.
 StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs);

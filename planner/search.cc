@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/index.h"
+#include "planner/deadline.h"
 
 namespace layerplan {
 
@@ -37,7 +38,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Remainders with at most this many joint assignments are enumerated outright.
 constexpr double kEnumerationLimit = 1 << 20;
 
-struct TimedOut {};
+struct TooLarge {};
 
 // A live edge of the working graph; table is row-major [src configuration][dst configuration].
 struct WorkEdge {
@@ -57,7 +58,8 @@ struct LogEntry {
 
 class Solver {
  public:
-  Solver(const SearchOptions& options, SearchStats& stats) : options_(options), stats_(stats) {}
+  Solver(const SearchOptions& options, SearchStats& stats)
+      : options_(options), stats_(stats), deadline_(options.deadline, options.clock) {}
 
   // Exact minimum of the working graph `w` and the choice that achieves it (indexed by
   // node id; entries of nodes that were dead on entry are left as they were).
@@ -67,12 +69,14 @@ class Solver {
     std::vector<WorkEdge> edges;
     std::vector<std::vector<int>> in, out;  // live edge ids per node
     double constant = 0.0;
+    int live = 0;             // nodes alive
+    int64_t table_bytes = 0;  // of the live edges' tables
   };
 
   double solve(Work w, std::vector<int>& choice, bool top_level) {
     std::vector<LogEntry> log;
     reduce(w, log, /*with_leaves=*/false);
-    if (top_level) stats_.remaining_nodes = alive_count(w);
+    if (top_level) stats_.remaining_nodes = w.live;
     double best;
     if (assignments(w) <= kEnumerationLimit) {
       best = enumerate(w, choice);
@@ -84,13 +88,19 @@ class Solver {
     return best;
   }
 
+  void check_deadline() { deadline_.check(); }
+
   Work from_graph(const CostGraph& g) {
     Work w;
     w.cost = g.node_cost;
     w.alive.assign(w.cost.size(), 1);
+    w.live = static_cast<int>(w.cost.size());
     w.in.resize(w.cost.size());
     w.out.resize(w.cost.size());
-    for (const CostEdge& e : g.edges) add_edge(w, e.src, e.dst, e.cost, &stats_);
+    for (const CostEdge& e : g.edges) {
+      deadline_.charge(static_cast<int64_t>(e.cost.size()));
+      add_edge(w, e.src, e.dst, e.cost, &stats_);
+    }
     return w;
   }
 
@@ -121,6 +131,7 @@ class Solver {
       }
     }
     const int id = static_cast<int>(w.edges.size());
+    w.table_bytes += static_cast<int64_t>(table.size() * sizeof(double));
     w.edges.push_back({src, dst, std::move(table), true});
     w.out[static_cast<size_t>(src)].push_back(id);
     w.in[static_cast<size_t>(dst)].push_back(id);
@@ -129,13 +140,12 @@ class Solver {
   static void remove_edge(Work& w, int id) {
     WorkEdge& e = w.edges[static_cast<size_t>(id)];
     e.alive = false;
+    w.table_bytes -= static_cast<int64_t>(e.table.size() * sizeof(double));
     e.table = {};
     auto drop = [id](std::vector<int>& list) { std::erase(list, id); };
     drop(w.out[static_cast<size_t>(e.src)]);
     drop(w.in[static_cast<size_t>(e.dst)]);
   }
-
-  static int alive_count(const Work& w) { return static_cast<int>(std::count(w.alive.begin(), w.alive.end(), 1)); }
 
   static double assignments(const Work& w) {
     double product = 1.0;
@@ -145,14 +155,11 @@ class Solver {
     return product;
   }
 
-  void check_deadline() const {
-    if (options_.deadline && std::chrono::steady_clock::now() > *options_.deadline) throw TimedOut{};
-  }
-
+  // Live tables and argmin logs; throws TooLarge past SearchOptions::max_table_bytes.
   void note_table_bytes(const Work& w) {
-    int64_t bytes = 0;
-    for (const WorkEdge& e : w.edges) bytes += static_cast<int64_t>(e.table.size() * sizeof(double));
-    stats_.table_bytes_peak = std::max(stats_.table_bytes_peak, bytes + log_bytes_);
+    const int64_t bytes = w.table_bytes + log_bytes_;
+    stats_.table_bytes_peak = std::max(stats_.table_bytes_peak, bytes);
+    if (options_.max_table_bytes && bytes > *options_.max_table_bytes) throw TooLarge{};
   }
 
   // Node elimination and edge elimination to a fixed point; with_leaves also folds
@@ -162,6 +169,7 @@ class Solver {
     while (changed) {
       changed = false;
       for (int v = 0; v < static_cast<int>(w.alive.size()); ++v) {
+        deadline_.charge();
         if (!w.alive[static_cast<size_t>(v)]) continue;
         const size_t ins = w.in[static_cast<size_t>(v)].size();
         const size_t outs = w.out[static_cast<size_t>(v)].size();
@@ -170,7 +178,7 @@ class Solver {
         } else if (with_leaves && ins + outs == 1) {
           eliminate_leaf(w, v, log);
           changed = true;
-        } else if (with_leaves && ins + outs == 0 && alive_count(w) > 1) {
+        } else if (with_leaves && ins + outs == 0 && w.live > 1) {
           eliminate_isolated(w, v, log);
           changed = true;
         }
@@ -184,23 +192,30 @@ class Solver {
     const int i = w.edges[static_cast<size_t>(e1)].src;
     const int k = w.edges[static_cast<size_t>(e2)].dst;
     if (i == k) return false;  // a two-cycle; not a series node
-    check_deadline();
     const int ci = configs(w, i), cj = configs(w, j), ck = configs(w, k);
+    // The new table and its argmin log must fit before they are allocated.
+    const int64_t new_entries = static_cast<int64_t>(ci) * ck;
+    if (options_.max_table_bytes &&
+        w.table_bytes + log_bytes_ + new_entries * static_cast<int64_t>(sizeof(double) + sizeof(int)) >
+            *options_.max_table_bytes) {
+      throw TooLarge{};
+    }
     const std::vector<double>& a_tab = w.edges[static_cast<size_t>(e1)].table;
     const std::vector<double>& b_tab = w.edges[static_cast<size_t>(e2)].table;
     const std::vector<double>& node = w.cost[static_cast<size_t>(j)];
     std::vector<double> table(static_cast<size_t>(ci) * static_cast<size_t>(ck), kInf);
     std::vector<int> arg(table.size(), 0);
     if (options_.naive) {
-      min_plus_naive(a_tab, node, b_tab, ci, cj, ck, table, arg);
+      min_plus_naive(a_tab, node, b_tab, ci, cj, ck, table, arg, deadline_);
     } else {
-      min_plus_bounded(a_tab, node, b_tab, ci, cj, ck, table, arg);
+      min_plus_bounded(a_tab, node, b_tab, ci, cj, ck, table, arg, deadline_);
     }
     log_bytes_ += static_cast<int64_t>(arg.size() * sizeof(int));
     log.push_back({LogEntry::kSeries, j, i, k, std::move(arg), static_cast<size_t>(ck)});
     remove_edge(w, e1);
     remove_edge(w, e2);
     w.alive[static_cast<size_t>(j)] = 0;
+    --w.live;
     w.cost[static_cast<size_t>(j)] = {};
     add_edge(w, i, k, std::move(table), &stats_);
     ++stats_.node_eliminations;
@@ -211,9 +226,10 @@ class Solver {
   // T[a][c] = min_b A[a][b] + N[b] + B[b][c], the textbook triple loop.
   static void min_plus_naive(const std::vector<double>& a_tab, const std::vector<double>& node,
                              const std::vector<double>& b_tab, int ci, int cj, int ck, std::vector<double>& table,
-                             std::vector<int>& arg) {
+                             std::vector<int>& arg, Deadline& deadline) {
     for (int a = 0; a < ci; ++a) {
       for (int c = 0; c < ck; ++c) {
+        deadline.charge(cj);
         double best = kInf;
         int best_b = 0;
         for (int b = 0; b < cj; ++b) {
@@ -232,11 +248,12 @@ class Solver {
   // contiguous, so it vectorizes.
   static void min_plus_bounded(const std::vector<double>& a_tab, const std::vector<double>& node,
                                const std::vector<double>& b_tab, int ci, int cj, int ck, std::vector<double>& table,
-                               std::vector<int>& arg) {
+                               std::vector<int>& arg, Deadline& deadline) {
     double b_min = kInf;
     for (double v : b_tab) b_min = std::min(b_min, v);
     std::vector<std::pair<double, int>> prefix(static_cast<size_t>(cj));
     for (int a = 0; a < ci; ++a) {
+      deadline.charge(int64_t{4} * cj);  // the prefix and its sort
       for (int b = 0; b < cj; ++b) {
         prefix[static_cast<size_t>(b)] = {a_tab[flat_index(a, cj, b)] + node[static_cast<size_t>(b)], b};
       }
@@ -246,6 +263,7 @@ class Solver {
       double row_max = kInf;
       for (const auto& [s, b] : prefix) {
         if (s + b_min >= row_max) break;
+        deadline.charge(ck);
         const double* brow = b_tab.data() + static_cast<size_t>(b) * static_cast<size_t>(ck);
         double new_max = -kInf;
         for (int c = 0; c < ck; ++c) {
@@ -269,6 +287,7 @@ class Solver {
     std::vector<int> arg(static_cast<size_t>(cu), 0);
     std::vector<double>& ucost = w.cost[static_cast<size_t>(u)];
     for (int b = 0; b < cu; ++b) {
+      deadline_.charge(cj);
       double best = kInf;
       for (int a = 0; a < cj; ++a) {
         const size_t at = is_src ? static_cast<size_t>(a * cu + b) : static_cast<size_t>(b * cj + a);
@@ -280,6 +299,7 @@ class Solver {
     log.push_back({LogEntry::kLeaf, j, u, -1, std::move(arg), 0});
     remove_edge(w, id);
     w.alive[static_cast<size_t>(j)] = 0;
+    --w.live;
   }
 
   void eliminate_isolated(Work& w, int j, std::vector<LogEntry>& log) {
@@ -288,6 +308,7 @@ class Solver {
     w.constant += c[static_cast<size_t>(best)];
     log.push_back({LogEntry::kIsolated, j, -1, -1, {static_cast<int>(best)}, 0});
     w.alive[static_cast<size_t>(j)] = 0;
+    --w.live;
   }
 
   // Tries every joint assignment of the live nodes.
@@ -304,7 +325,7 @@ class Solver {
     double best = kInf;
     std::vector<int> best_choice = current;
     for (int64_t step = 0;; ++step) {
-      if ((step & 4095) == 0) check_deadline();
+      deadline_.charge(static_cast<int64_t>(nodes.size() + live_edges.size()) + 1);
       double total = 0.0;
       for (int v : nodes) total += w.cost[static_cast<size_t>(v)][static_cast<size_t>(current[static_cast<size_t>(v)])];
       for (int id : live_edges) {
@@ -338,7 +359,7 @@ class Solver {
     ++stats_.conditioned_nodes;
     double best = kInf;
     for (int c = 0; c < configs(w, pivot); ++c) {
-      check_deadline();
+      deadline_.charge(w.table_bytes / static_cast<int64_t>(sizeof(double)) + static_cast<int64_t>(w.alive.size()));
       Work fixed = w;
       for (int id : std::vector<int>(fixed.out[static_cast<size_t>(pivot)])) {
         const WorkEdge& e = fixed.edges[static_cast<size_t>(id)];
@@ -356,8 +377,9 @@ class Solver {
       }
       fixed.constant += fixed.cost[static_cast<size_t>(pivot)][static_cast<size_t>(c)];
       fixed.alive[static_cast<size_t>(pivot)] = 0;
+      --fixed.live;
       std::vector<int> sub = choice;
-      const double value = alive_count(fixed) == 0 ? fixed.constant : solve(std::move(fixed), sub, false);
+      const double value = fixed.live == 0 ? fixed.constant : solve(std::move(fixed), sub, false);
       if (value < best) {
         best = value;
         choice = std::move(sub);
@@ -388,6 +410,7 @@ class Solver {
 
   const SearchOptions& options_;
   SearchStats& stats_;
+  Deadline deadline_;
   int64_t log_bytes_ = 0;
 };
 
@@ -421,9 +444,13 @@ SearchResult solve(const CostGraph& graph, const SearchOptions& options) {
   Solver solver(options, result.stats);
   std::vector<int> choice(static_cast<size_t>(graph.num_nodes()), 0);
   try {
+    solver.check_deadline();  // one that passed already stops the search before any work
     solver.solve(solver.from_graph(graph), choice, true);
-  } catch (const TimedOut&) {
+  } catch (const DeadlinePassed&) {
     result.timed_out = true;
+    return result;
+  } catch (const TooLarge&) {
+    result.too_large = true;
     return result;
   }
   result.choice = std::move(choice);

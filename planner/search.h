@@ -14,6 +14,7 @@
 //      in reverse order.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -46,6 +47,11 @@ struct SearchOptions {
   // The straightforward variant for benchmarks: naive min-plus products without the
   // inner-loop bounds. Same result.
   bool naive = false;
+  // What reads the time for `deadline` (default: steady_clock::now); tests inject their own.
+  std::function<std::chrono::steady_clock::time_point()> clock;
+  // The search gives up (SearchResult::too_large) when its live tables and argmin logs
+  // would take more bytes than this.
+  std::optional<int64_t> max_table_bytes;
 };
 
 struct SearchStats {
@@ -60,6 +66,7 @@ struct SearchResult {
   double cost = 0.0;
   std::vector<int> choice;  // configuration index per node; empty when timed out
   bool timed_out = false;
+  bool too_large = false;  // gave up at SearchOptions::max_table_bytes
   SearchStats stats;
 };
 

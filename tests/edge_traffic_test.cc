@@ -20,11 +20,16 @@ void expect_same_traffic(const ModelGraph& graph, const Layer& consumer, int slo
   const Layer& producer = graph.layer(consumer.inputs[static_cast<size_t>(slot)]);
   const auto pconfigs = enumerate_configurations(producer, devices.device_count(), devices.gpus_per_node(), options);
   const auto qconfigs = enumerate_configurations(consumer, devices.device_count(), devices.gpus_per_node(), options);
+  // Both ways of summing overlaps: dense prefix tables, and searching the regions' prefix sums.
   FactoredEdgeTraffic factored(graph, consumer, slot, devices);
-  EdgeTraffic fast, slow;
+  FactoredEdgeTraffic searched(graph, consumer, slot, devices, /*dense_entries=*/0);
+  EdgeTraffic fast, slow, fast_searched;
   for (const Configuration& p : pconfigs) {
     for (const Configuration& q : qconfigs) {
       ASSERT_TRUE(factored.compute(p, q, fast)) << p.str() << " -> " << q.str();
+      ASSERT_TRUE(searched.compute(p, q, fast_searched)) << p.str() << " -> " << q.str();
+      ASSERT_EQ(fast_searched.intra_send, fast.intra_send) << consumer.name << ": " << p.str() << " -> " << q.str();
+      ASSERT_EQ(fast_searched.net_out, fast.net_out) << consumer.name << ": " << p.str() << " -> " << q.str();
       edge_traffic_by_pairs(graph, consumer, slot, p, q, devices, slow);
       ASSERT_EQ(fast.total, slow.total) << consumer.name << ": " << p.str() << " -> " << q.str();
       ASSERT_EQ(fast.intra_send, slow.intra_send) << consumer.name << ": " << p.str() << " -> " << q.str();

@@ -33,8 +33,8 @@ using layerplan::SearchOptions;
 using layerplan::SearchResult;
 using layerplan::solve;
 
-constexpr SearchOptions kDefault{};
-constexpr SearchOptions kNaive{.deadline = std::nullopt, .naive = true};
+const SearchOptions kDefault{};
+const SearchOptions kNaive{.deadline = std::nullopt, .naive = true, .clock = {}, .max_table_bytes = std::nullopt};
 
 // Graphs up to this size are printed in full in failure messages.
 constexpr int kPrintableNodes = 40;

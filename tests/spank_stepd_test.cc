@@ -391,12 +391,20 @@ TEST_F(StepdTest, AHugeSearchWithATinyBudgetNeverHoldsSlurmstepdPastTheDeadline)
   s.nnodes = 128;
   const StepResult r = run_step(s, kPlugin, 40);
   ASSERT_TRUE(r.stand_in_ok()) << "status " << r.stand_in_status << (r.stand_in_timed_out ? " (hung)" : "");
-  EXPECT_EQ(r.task_init_rc, -1);
   ASSERT_EQ(r.output.size(), 1u) << r.all_output();
-  // Whichever limit comes first on a busy machine: the CPU time or the wall clock.
-  EXPECT_TRUE(r.output[0].find("did not finish within 2.1 s") != std::string::npos ||
-              r.output[0].find("used up its CPU-time limit of 1.6 s") != std::string::npos)
-      << r.output[0];
+  // The planner notices its budget within its loops and falls back to data parallelism; only
+  // on a machine too busy to run it for 0.1 s does the planning process's limit stop it first:
+  // the CPU time or the wall clock, whichever comes first.
+  if (r.task_init_rc == 0) {
+    EXPECT_NE(r.output[0].find("did not finish within the time budget of 0.1 s; using data parallelism"),
+              std::string::npos)
+        << r.output[0];
+  } else {
+    EXPECT_EQ(r.task_init_rc, -1);
+    EXPECT_TRUE(r.output[0].find("did not finish within 2.1 s") != std::string::npos ||
+                r.output[0].find("used up its CPU-time limit of 1.6 s") != std::string::npos)
+        << r.output[0];
+  }
 }
 
 TEST_F(StepdTest, APlannerThatSpinsHitsItsCpuLimit) {
