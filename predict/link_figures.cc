@@ -51,10 +51,8 @@ class LinkFileReader {
  public:
   explicit LinkFileReader(std::string path) : path_(std::move(path)) {}
 
-  nlohmann::json parse() const {
-    const std::string label = "--link '" + path_ + "'";
-    const std::string text = read_input_file(path_, label, kMaxTextInputBytes);
-    check_json_depth(text, label);
+  nlohmann::json parse(const std::string& text) const {
+    check_json_depth(text, "--link '" + path_ + "'");
     try {
       return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
@@ -152,8 +150,12 @@ double LinkFigures::gather_s(double gap_s, double bytes, int peers) const {
 }
 
 LinkFigures read_link_figures(const std::string& path) {
+  return link_figures_from_json(read_input_file(path, "--link '" + path + "'", kMaxTextInputBytes), path);
+}
+
+LinkFigures link_figures_from_json(const std::string& text, const std::string& path) {
   const LinkFileReader reader(path);
-  const nlohmann::json j = reader.parse();
+  const nlohmann::json j = reader.parse(text);
   LinkFigures link;
   link.gbytes = reader.number(j, "bandwidth_gbytes", "");
   reader.check(link.gbytes > 0, "", "bandwidth_gbytes 0: expected a positive bandwidth");

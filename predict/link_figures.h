@@ -58,5 +58,7 @@ struct LinkFigures {
 // optionally latency_by_gap, latency_by_size and one_way_by_size). Throws UsageError naming
 // the file and what is wrong.
 LinkFigures read_link_figures(const std::string& path);
+// The same for the file's text; `path` names it in errors.
+LinkFigures link_figures_from_json(const std::string& text, const std::string& path);
 
 }  // namespace layerplan

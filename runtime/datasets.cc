@@ -2,12 +2,15 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "common/error.h"
+#include "common/index.h"
 #include "common/input_file.h"
 #include "runtime/safetensors.h"
 
@@ -55,6 +58,19 @@ class GzReader {
     }
   }
 
+  // `size` bytes at uncompressed offset `offset`, read in pieces so that memory grows with
+  // what the file holds, not with what its header claims (a header can claim 4 GiB).
+  std::vector<unsigned char> read_bytes(uint64_t offset, size_t size, const std::string& what) {
+    constexpr size_t kPiece = size_t{16} << 20;
+    std::vector<unsigned char> bytes;
+    while (bytes.size() < size) {
+      const size_t done = bytes.size();
+      bytes.resize(done + std::min(kPiece, size - done));
+      read_at(offset + done, bytes.data() + done, bytes.size() - done, what);
+    }
+    return bytes;
+  }
+
   uint32_t big_endian_u32(uint64_t offset, const std::string& what) {
     std::array<unsigned char, 4> b{};
     read_at(offset, b.data(), b.size(), what);
@@ -83,10 +99,10 @@ void check_range(const DatasetShape& shape, SampleRange range, const std::string
 }
 
 std::vector<int64_t> read_idx_label_range(const std::string& labels_path, SampleRange range) {
-  std::vector<unsigned char> labels(static_cast<size_t>(range.count));
   GzReader label_file(labels_path);
-  label_file.read_at(8 + static_cast<uint64_t>(range.first), labels.data(), labels.size(),
-                     "label " + std::to_string(range.first + range.count - 1));
+  const std::vector<unsigned char> labels =
+      label_file.read_bytes(8 + static_cast<uint64_t>(range.first), static_cast<size_t>(range.count),
+                            "label " + std::to_string(range.first + range.count - 1));
   return {labels.begin(), labels.end()};
 }
 
@@ -116,7 +132,8 @@ DatasetShape idx_dataset_shape(const std::string& images_path, const std::string
   shape.channels = 1;
   shape.height = images.big_endian_u32(8, "the IDX header");
   shape.width = images.big_endian_u32(12, "the IDX header");
-  require(shape.height >= 1 && shape.width >= 1 && shape.height * shape.width <= (1 << 24),
+  // Each is at most 2^32 - 1, so their product is checked, not formed (it can pass 2^63).
+  require(shape.height >= 1 && shape.width >= 1 && product_within({shape.height, shape.width}, 1 << 24),
           "dataset file '" + images_path + "': image size " + std::to_string(shape.height) + "x" +
               std::to_string(shape.width) + " is not plausible");
   const int64_t label_count = labels.big_endian_u32(4, "the IDX header");
@@ -132,10 +149,11 @@ ImageBatch read_idx_dataset(const std::string& images_path, const std::string& l
   batch.range = range;
   check_range(batch.shape, range, "dataset file '" + images_path + "'");
   const uint64_t image_bytes = static_cast<uint64_t>(batch.shape.image_elements());
-  std::vector<unsigned char> pixels(static_cast<size_t>(image_bytes * static_cast<uint64_t>(range.count)));
   GzReader images(images_path);
-  images.read_at(16 + image_bytes * static_cast<uint64_t>(range.first), pixels.data(), pixels.size(),
-                 "image " + std::to_string(range.first + range.count - 1));
+  const std::vector<unsigned char> pixels =
+      images.read_bytes(16 + image_bytes * static_cast<uint64_t>(range.first),
+                        static_cast<size_t>(image_bytes * static_cast<uint64_t>(range.count)),
+                        "image " + std::to_string(range.first + range.count - 1));
   batch.images.resize(pixels.size());
   for (size_t i = 0; i < pixels.size(); ++i) batch.images[i] = static_cast<float>(pixels[i]) / 255.0f;
   batch.labels = read_idx_label_range(labels_path, range);

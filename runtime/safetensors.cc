@@ -158,7 +158,8 @@ Tensor tensor_of(DType dtype, const char* what, std::vector<int64_t> shape, std:
                                 shape_text(t.shape));
   }
   t.data.resize(values.size_bytes());
-  std::memcpy(t.data.data(), values.data(), values.size_bytes());
+  // memcpy of nothing still needs valid pointers; an empty tensor's have none.
+  if (!values.empty()) std::memcpy(t.data.data(), values.data(), values.size_bytes());
   return t;
 }
 
@@ -175,14 +176,14 @@ Tensor Tensor::from_int64s(std::vector<int64_t> shape, std::span<const int64_t> 
 std::vector<float> Tensor::floats() const {
   if (dtype != DType::kF32) throw std::invalid_argument(std::string("Tensor::floats of a ") + dtype_name(dtype));
   std::vector<float> v(data.size() / sizeof(float));
-  std::memcpy(v.data(), data.data(), v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(v.data(), data.data(), v.size() * sizeof(float));
   return v;
 }
 
 std::vector<int64_t> Tensor::int64s() const {
   if (dtype != DType::kI64) throw std::invalid_argument(std::string("Tensor::int64s of a ") + dtype_name(dtype));
   std::vector<int64_t> v(data.size() / sizeof(int64_t));
-  std::memcpy(v.data(), data.data(), v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(v.data(), data.data(), v.size() * sizeof(int64_t));
   return v;
 }
 

@@ -3,6 +3,7 @@
 // + 10,000 labelled 28x28 images; bad files are UsageErrors naming the file.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -134,6 +135,57 @@ TEST(IdxDataset, BadFilesAreUsageErrorsNamingTheFile) {
         read_idx_dataset(dir.file("img"), dir.file("lab"), {3, 3});
       },
       dir.file("img"), "samples [3, 6) outside its 5 samples");
+}
+
+// Found by tests/fuzz/fuzz_idx: height x width of two large 32-bit sizes overflowed int64.
+TEST(IdxDataset, HugeImageSizesAreRefusedWithoutOverflow) {
+  ScratchDir dir;
+  std::string images, labels;
+  put_u32(images, 0x803);
+  put_u32(images, 1);
+  put_u32(images, 0xfdf5ffff);
+  put_u32(images, 0xfff8ff2c);
+  put_u32(labels, 0x801);
+  put_u32(labels, 1);
+  labels += '\0';
+  write_plain(dir.file("img"), images);
+  write_plain(dir.file("lab"), labels);
+  try {
+    idx_dataset_shape(dir.file("img"), dir.file("lab"));
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("image size 4260757503x4294508332 is not plausible"));
+  }
+}
+
+int64_t peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// A header that claims 2^32 - 1 labels in a file of 9 bytes: the reader finds the file short
+// without first allocating (and zeroing) 4 GiB for the labels.
+TEST(IdxDataset, AClaimedSizeIsNotAllocatedBeforeTheBytesAreThere) {
+  ScratchDir dir;
+  std::string images, labels;
+  put_u32(images, 0x803);
+  put_u32(images, 0xffffffff);
+  put_u32(images, 1);
+  put_u32(images, 1);
+  put_u32(labels, 0x801);
+  put_u32(labels, 0xffffffff);
+  labels += '\0';
+  write_plain(dir.file("img"), images);
+  write_plain(dir.file("lab"), labels);
+  const int64_t before = peak_rss_kib();
+  try {
+    read_idx_labels(dir.file("img"), dir.file("lab"));
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("truncated or corrupt"));
+  }
+  EXPECT_LT(peak_rss_kib() - before, int64_t{512} << 10) << "KiB of peak memory grown";
 }
 
 TEST(FashionMnist, DebiansFilesHoldTenBalancedClassesOf28x28Images) {

@@ -248,12 +248,9 @@ void read_slurm(const toml::table& table, const std::string& path, SlurmDefaults
   }
 }
 
-}  // namespace
-
-AdminConfig load_admin_config(const std::string& path) {
+AdminConfig admin_config_from_table(const toml::table& root, const std::string& path) {
   AdminConfig config;
   config.path = path;
-  const toml::table root = parse_toml_file(path, "admin config");
   for (const auto& entry_pair : root) {
     const toml::key& k = entry_pair.first;
     const toml::node& node = entry_pair.second;
@@ -283,6 +280,16 @@ AdminConfig load_admin_config(const std::string& path) {
     at_position(*at, path, "overrides.gpu_model", [&] { find_figures_by_name(config, *config.overrides.gpu_model); });
   }
   return config;
+}
+
+}  // namespace
+
+AdminConfig load_admin_config(const std::string& path) {
+  return admin_config_from_table(parse_toml_file(path, "admin config"), path);
+}
+
+AdminConfig admin_config_from_toml(const std::string& text, const std::string& path) {
+  return admin_config_from_table(parse_toml_text(text, path), path);
 }
 
 const GpuModel& find_figures_by_name(const AdminConfig& config, const std::string& name) {

@@ -79,6 +79,8 @@ void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::stri
 // Reads the file; throws UsageError "PATH:LINE:COLUMN: …" for any error, or
 // "admin config 'PATH' cannot be read: REASON" when it cannot be opened (common/input_file.h).
 AdminConfig load_admin_config(const std::string& path);
+// The same for the file's text; `path` names it in errors.
+AdminConfig admin_config_from_toml(const std::string& text, const std::string& path);
 
 // The GPU figures for a discovered model name: the first [[gpu]] whose `match` the name
 // contains, else the built-in catalog entry whose name it contains ("H100" in

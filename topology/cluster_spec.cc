@@ -1,6 +1,7 @@
 #include "topology/cluster_spec.h"
 
 #include <cmath>
+#include <utility>
 
 #include "common/error.h"
 #include "common/limits.h"
@@ -24,8 +25,9 @@ void validate(const ClusterSpec& spec) {
   require_non_negative(spec.kernel_overhead_us, "kernel overhead");
 }
 
-ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
-  const toml::table root = parse_toml_file(path, "cluster file");
+namespace {
+
+ClusterSpec cluster_from_table(const toml::table& root, const std::string& path, ClusterSpec spec) {
   for (const auto& [key, node] : root) {
     if (key.str() != "cluster") {
       throw UsageError(toml_position(path, node.source()) + ": unknown table or key '" + std::string(key.str()) +
@@ -71,6 +73,16 @@ ClusterSpec load_cluster_file(const std::string& path, ClusterSpec spec) {
       throw UsageError(toml_position(path, node.source()) + ": unknown key 'cluster." + key + "'");
   }
   return spec;
+}
+
+}  // namespace
+
+ClusterSpec load_cluster_file(const std::string& path, ClusterSpec base) {
+  return cluster_from_table(parse_toml_file(path, "cluster file"), path, std::move(base));
+}
+
+ClusterSpec cluster_from_toml(const std::string& text, const std::string& path, ClusterSpec base) {
+  return cluster_from_table(parse_toml_text(text, path), path, std::move(base));
 }
 
 DeviceGraph build_device_graph(const ClusterSpec& spec) {

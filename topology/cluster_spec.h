@@ -37,6 +37,8 @@ void validate(const ClusterSpec& spec);
 // `base`. Unknown keys, wrong types and bad values are errors that name the file, line
 // and column; throws UsageError.
 ClusterSpec load_cluster_file(const std::string& path, ClusterSpec base = {});
+// The same for the file's text; `path` names it in errors.
+ClusterSpec cluster_from_toml(const std::string& text, const std::string& path, ClusterSpec base = {});
 
 DeviceGraph build_device_graph(const ClusterSpec& spec);
 

@@ -371,10 +371,8 @@ void set_filters(hwloc_topology_t topology) {
   hwloc_topology_set_type_filter(topology, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
 }
 
-}  // namespace
-
-HwlocNode read_hwloc_xml(const std::string& path) {
-  const std::string text = read_hwloc_xml_file(path);
+// hwloc's import of checked text.
+HwlocNode load_xml_text(const std::string& text, const std::string& path) {
   Topology topology;
   set_filters(topology.get());
   if (hwloc_topology_set_xmlbuffer(topology.get(), text.c_str(), static_cast<int>(text.size() + 1)) != 0 ||
@@ -382,6 +380,18 @@ HwlocNode read_hwloc_xml(const std::string& path) {
     throw UsageError("'" + path + "' is malformed hwloc XML: hwloc 2.9 could not import it");
   }
   return read_loaded(topology.get(), "hwloc XML " + path);
+}
+
+}  // namespace
+
+HwlocNode read_hwloc_xml(const std::string& path) {
+  const std::string text = read_hwloc_xml_file(path);
+  return load_xml_text(text, path);
+}
+
+HwlocNode hwloc_from_xml_text(const std::string& text, const std::string& path) {
+  check_hwloc_xml_text(text, path);
+  return load_xml_text(text, path);
 }
 
 HwlocNode read_hwloc_live() {

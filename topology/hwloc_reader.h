@@ -19,6 +19,8 @@ struct HwlocNode {
 // it is missing or unreadable, not hwloc XML, malformed, or an hwloc 3 export (which hwloc
 // 2.9 cannot import; `lstopo --of v2xml` on hwloc 3 writes a readable one).
 HwlocNode read_hwloc_xml(const std::string& path);
+// The same for an export's text; `path` names it in errors.
+HwlocNode hwloc_from_xml_text(const std::string& text, const std::string& path);
 
 // Discovers this machine through hwloc. Throws UsageError when hwloc fails.
 HwlocNode read_hwloc_live();

@@ -26,7 +26,11 @@ std::string attribute_value(const std::string& text, size_t tag, const std::stri
 
 std::string read_hwloc_xml_file(const std::string& path) {
   std::string text = read_input_file(path, "hwloc XML file '" + path + "'", kMaxHwlocXmlBytes);
+  check_hwloc_xml_text(text, path);
+  return text;
+}
 
+void check_hwloc_xml_text(const std::string& text, const std::string& path) {
   const size_t tag = text.find("<topology");
   if (tag == std::string::npos) {
     throw UsageError("'" + path +
@@ -52,7 +56,6 @@ std::string read_hwloc_xml_file(const std::string& path) {
       text.compare(last + 1 - closing.size(), closing.size(), closing) != 0) {
     throw UsageError("'" + path + "' is malformed hwloc XML: it does not end with </topology> (a truncated file?)");
   }
-  return text;
 }
 
 }  // namespace layerplan

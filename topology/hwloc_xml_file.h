@@ -12,5 +12,7 @@ namespace layerplan {
 // a <topology> element, an hwloc 3 (or later) export, or a file that does not end with
 // </topology>.
 std::string read_hwloc_xml_file(const std::string& path);
+// The same checks on text already in memory; `path` names it in errors.
+void check_hwloc_xml_text(const std::string& text, const std::string& path);
 
 }  // namespace layerplan

@@ -13,7 +13,10 @@ std::string toml_position(const std::string& path, const toml::source_region& at
 }
 
 toml::table parse_toml_file(const std::string& path, const std::string& what) {
-  const std::string text = read_input_file(path, what + " '" + path + "'", kMaxTextInputBytes);
+  return parse_toml_text(read_input_file(path, what + " '" + path + "'", kMaxTextInputBytes), path);
+}
+
+toml::table parse_toml_text(const std::string& text, const std::string& path) {
   try {
     return toml::parse(text, path);
   } catch (const toml::parse_error& err) {

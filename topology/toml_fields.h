@@ -14,6 +14,8 @@ std::string toml_position(const std::string& path, const toml::source_region& at
 // kMaxTextInputBytes); a syntax error names its position, an unreadable file says
 // "<what> 'PATH' cannot be read: REASON".
 toml::table parse_toml_file(const std::string& path, const std::string& what);
+// The same for text already in memory; `path` names it in errors.
+toml::table parse_toml_text(const std::string& text, const std::string& path);
 
 double read_number(const toml::node& node, const std::string& path, const std::string& key);
 int read_int(const toml::node& node, const std::string& path, const std::string& key);  // 0 … 2^20
