@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "runtime/communicator.h"
+#include "runtime/dl_symbol.h"
 
 namespace layerplan {
 namespace {
@@ -20,16 +21,6 @@ namespace {
 // number fits after them.
 constexpr size_t kMaxPlainKey = 48;
 constexpr size_t kPieceBytes = (PMI2_MAX_VALLEN - 1) / 2;  // hex doubles the length
-
-template <typename Fn>
-Fn symbol(void* library, const char* name) {
-  void* address = dlsym(library, name);
-  Fn fn = nullptr;
-  // POSIX guarantees a data pointer from dlsym can hold a function's address.
-  static_assert(sizeof fn == sizeof address);
-  std::memcpy(&fn, &address, sizeof fn);
-  return fn;
-}
 
 // Slurm's wire format separates fields with ';' and '='; other keys are replaced by a
 // hash of themselves (FNV-1a), the same on every task.
@@ -86,11 +77,11 @@ Pmi2Client::Pmi2Client() : api_(std::make_unique<Api>()) {
     throw UsageError(std::string("PMI_FD is set (srun --mpi=pmi2) but Slurm's libpmi2.so.0 could not be loaded (") +
                      (why ? why : "not found") + "): install libpmi2-0 on the node, or start the ranks another way");
   }
-  api_->init = symbol<decltype(&PMI2_Init)>(api_->library, "PMI2_Init");
-  api_->finalize = symbol<decltype(&PMI2_Finalize)>(api_->library, "PMI2_Finalize");
-  api_->put = symbol<decltype(&PMI2_KVS_Put)>(api_->library, "PMI2_KVS_Put");
-  api_->fence = symbol<decltype(&PMI2_KVS_Fence)>(api_->library, "PMI2_KVS_Fence");
-  api_->get = symbol<decltype(&PMI2_KVS_Get)>(api_->library, "PMI2_KVS_Get");
+  api_->init = dl_symbol<decltype(&PMI2_Init)>(api_->library, "PMI2_Init");
+  api_->finalize = dl_symbol<decltype(&PMI2_Finalize)>(api_->library, "PMI2_Finalize");
+  api_->put = dl_symbol<decltype(&PMI2_KVS_Put)>(api_->library, "PMI2_KVS_Put");
+  api_->fence = dl_symbol<decltype(&PMI2_KVS_Fence)>(api_->library, "PMI2_KVS_Fence");
+  api_->get = dl_symbol<decltype(&PMI2_KVS_Get)>(api_->library, "PMI2_KVS_Get");
   int spawned = 0, appnum = 0;
   int status = PMI2_FAIL;
   if (api_->init && api_->finalize && api_->put && api_->fence && api_->get) {

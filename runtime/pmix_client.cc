@@ -8,19 +8,10 @@
 
 #include "common/error.h"
 #include "runtime/communicator.h"
+#include "runtime/dl_symbol.h"
 
 namespace layerplan {
 namespace {
-
-template <typename Fn>
-Fn symbol(void* library, const char* name) {
-  void* address = dlsym(library, name);
-  Fn fn = nullptr;
-  // POSIX guarantees a data pointer from dlsym can hold a function's address.
-  static_assert(sizeof fn == sizeof address);
-  std::memcpy(&fn, &address, sizeof fn);
-  return fn;
-}
 
 void set_key(pmix_key_t& target, const std::string& key) {
   std::memset(target, 0, sizeof target);
@@ -93,13 +84,13 @@ PmixClient::PmixClient() : api_(std::make_unique<Api>()) {
     throw UsageError(std::string("PMIX_RANK is set (srun --mpi=pmix) but libpmix.so.2 could not be loaded (") +
                      (why ? why : "not found") + "): install libpmix2 on the node, or use `srun --mpi=pmi2`");
   }
-  api_->init = symbol<decltype(&PMIx_Init)>(api_->library, "PMIx_Init");
-  api_->finalize = symbol<decltype(&PMIx_Finalize)>(api_->library, "PMIx_Finalize");
-  api_->put = symbol<decltype(&PMIx_Put)>(api_->library, "PMIx_Put");
-  api_->commit = symbol<decltype(&PMIx_Commit)>(api_->library, "PMIx_Commit");
-  api_->fence = symbol<decltype(&PMIx_Fence)>(api_->library, "PMIx_Fence");
-  api_->get = symbol<decltype(&PMIx_Get)>(api_->library, "PMIx_Get");
-  api_->value_destruct = symbol<decltype(&PMIx_Value_destruct)>(api_->library, "PMIx_Value_destruct");
+  api_->init = dl_symbol<decltype(&PMIx_Init)>(api_->library, "PMIx_Init");
+  api_->finalize = dl_symbol<decltype(&PMIx_Finalize)>(api_->library, "PMIx_Finalize");
+  api_->put = dl_symbol<decltype(&PMIx_Put)>(api_->library, "PMIx_Put");
+  api_->commit = dl_symbol<decltype(&PMIx_Commit)>(api_->library, "PMIx_Commit");
+  api_->fence = dl_symbol<decltype(&PMIx_Fence)>(api_->library, "PMIx_Fence");
+  api_->get = dl_symbol<decltype(&PMIx_Get)>(api_->library, "PMIx_Get");
+  api_->value_destruct = dl_symbol<decltype(&PMIx_Value_destruct)>(api_->library, "PMIx_Value_destruct");
   pmix_status_t status = PMIX_ERROR;
   if (api_->complete()) status = api_->init(&api_->self, nullptr, 0);
   if (status != PMIX_SUCCESS) {
