@@ -122,3 +122,28 @@ TEST(TopologyErrors, BadGpuSelectionOnAFixtureIsAUsageError) {
 
 }  // namespace
 }  // namespace layerplan
+
+namespace layerplan {
+namespace {
+
+// libhwloc 2.9 crashes (SIGSEGV, a null bitmap in hwloc_bitmap_compare_first) loading an
+// object with a cpuset but no complete_cpuset; the fuzzer found such an export
+// (tests/fuzz/corpus/fuzz_hwloc_xml/finding-missing-complete-cpuset.xml). It is refused first.
+TEST(TopologyErrors, AnObjectWithoutItsCompleteSetIsRefusedBeforeHwlocCrashesOnIt) {
+  const std::string found =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-missing-complete-cpuset.xml";
+  EXPECT_THAT(discovery_error(found), HasSubstr("has a cpuset but no complete_cpuset"));
+  for (const std::string set : {"cpuset", "nodeset"}) {
+    std::string text = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+    const size_t at = text.find(" complete_" + set + "=");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 10 + set.size(), " completely_" + set + "=");
+    const TempXml file(text);
+    const std::string message = discovery_error(file.path());
+    EXPECT_THAT(message, HasSubstr("'" + file.path() + "' is malformed hwloc XML: the object with gp_index "));
+    EXPECT_THAT(message, HasSubstr("has a " + set + " but no complete_" + set));
+  }
+}
+
+}  // namespace
+}  // namespace layerplan

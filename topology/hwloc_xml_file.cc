@@ -22,6 +22,26 @@ std::string attribute_value(const std::string& text, size_t tag, const std::stri
   return element.substr(open + 1, close - open - 1);
 }
 
+bool has_attribute(const std::string& element, const std::string& attribute) {
+  return element.find(" " + attribute + "=") != std::string::npos;
+}
+
+// hwloc 2.9 dereferences a null bitmap while loading an object that has a cpuset but no
+// complete_cpuset (or a nodeset but no complete_nodeset): refuse such objects before it sees them.
+void check_complete_sets(const std::string& text, const std::string& path) {
+  for (size_t tag = text.find("<object"); tag != std::string::npos; tag = text.find("<object", tag + 1)) {
+    const size_t end = text.find('>', tag);
+    const std::string element = text.substr(tag, end == std::string::npos ? std::string::npos : end - tag);
+    for (const char* set : {"cpuset", "nodeset"}) {
+      if (has_attribute(element, set) && !has_attribute(element, std::string("complete_") + set)) {
+        throw UsageError("'" + path + "' is malformed hwloc XML: the object with gp_index " +
+                         clipped(attribute_value(text, tag, "gp_index")) + " has a " + set + " but no complete_" + set +
+                         ", which hwloc 2.9 cannot import");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string read_hwloc_xml_file(const std::string& path) {
@@ -56,6 +76,7 @@ void check_hwloc_xml_text(const std::string& text, const std::string& path) {
       text.compare(last + 1 - closing.size(), closing.size(), closing) != 0) {
     throw UsageError("'" + path + "' is malformed hwloc XML: it does not end with </topology> (a truncated file?)");
   }
+  check_complete_sets(text, path);
 }
 
 }  // namespace layerplan
