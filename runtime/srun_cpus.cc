@@ -23,12 +23,16 @@ int env_count(const char* name) {
   return (!text.empty() && *end == '\0' && value >= 0 && value <= 1'000'000) ? static_cast<int>(value) : 0;
 }
 
+std::string layout_problem(const std::string& text) {
+  return "SLURM_STEP_TASKS_PER_NODE='" + text + "': expected counts like 2(x3),1";
+}
+
 // One positive number at `p`, advancing it; throws on anything else.
 int number_at(const std::string& text, size_t& p) {
   const size_t begin = p;
   long value = 0;
   while (p < text.size() && text[p] >= '0' && text[p] <= '9' && p - begin < 7) value = value * 10 + (text[p++] - '0');
-  require(p > begin && value >= 1, "SLURM_STEP_TASKS_PER_NODE='" + text + "': expected counts like 2(x3),1");
+  require(p > begin && value >= 1, layout_problem(text));
   return static_cast<int>(value);
 }
 
@@ -41,20 +45,19 @@ std::vector<int> parse_tasks_per_node(const std::string& text) {
     const int tasks = number_at(text, p);
     int repeat = 1;
     if (p < text.size() && text[p] == '(') {
-      require(text.compare(p, 2, "(x") == 0, "SLURM_STEP_TASKS_PER_NODE='" + text + "': expected counts like 2(x3),1");
+      require(text.compare(p, 2, "(x") == 0, layout_problem(text));
       p += 2;
       repeat = number_at(text, p);
-      require(p < text.size() && text[p] == ')',
-              "SLURM_STEP_TASKS_PER_NODE='" + text + "': expected counts like 2(x3),1");
+      require(p < text.size() && text[p] == ')', layout_problem(text));
       ++p;
     }
     require(counts.size() + static_cast<size_t>(repeat) <= 1'000'000,
             "SLURM_STEP_TASKS_PER_NODE='" + text + "': more than a million nodes");
     counts.insert(counts.end(), static_cast<size_t>(repeat), tasks);
     if (p < text.size()) {
-      require(text[p] == ',', "SLURM_STEP_TASKS_PER_NODE='" + text + "': expected counts like 2(x3),1");
+      require(text[p] == ',', layout_problem(text));
       ++p;
-      require(p < text.size(), "SLURM_STEP_TASKS_PER_NODE='" + text + "': expected counts like 2(x3),1");
+      require(p < text.size(), layout_problem(text));
     }
   }
   return counts;
