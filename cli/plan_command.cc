@@ -41,6 +41,9 @@ void add_cluster_flags(CLI::App& cmd, PlanCommandArgs& args) {
                  "GB/s one way between two GPUs of a node (default: the GPU's NVLink figure)");
   cmd.add_option("--inter-bw", args.inter_bandwidth_gbits, "Gb/s per NIC between nodes (default 100)");
   cmd.add_option("--nics-per-node", args.nics_per_node, "NICs each node uses (default 1)");
+  cmd.add_option("--gpu-memory-gib", args.gpu_memory_gib, "Each GPU's memory in GiB (default: the GPU model's)");
+  cmd.add_option("--memory-reserve-gib", args.memory_reserve_gib,
+                 "GiB of each GPU's memory a plan leaves free (default 2)");
   cmd.add_option("--cluster", args.cluster_file, "TOML file with a [cluster] table; flags override it");
 }
 
@@ -102,6 +105,8 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
   if (args.intra_bandwidth_gbytes) spec.intra_bandwidth_gbytes = *args.intra_bandwidth_gbytes;
   if (args.inter_bandwidth_gbits) spec.inter_bandwidth_gbits = *args.inter_bandwidth_gbits;
   if (args.nics_per_node) spec.nics_per_node = *args.nics_per_node;
+  if (args.gpu_memory_gib) spec.gpu_memory_gib = *args.gpu_memory_gib;
+  if (args.memory_reserve_gib) spec.gpu_memory_reserve_gib = *args.memory_reserve_gib;
   validate(spec);
   return spec;
 }
@@ -110,9 +115,11 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
 // numbers do not apply.
 int run_discovered_plan(const PlanCommandArgs& args) {
   require(!args.gpus && !args.gpus_per_node && !args.gpu && !args.intra_bandwidth_gbytes &&
-              !args.inter_bandwidth_gbits && !args.nics_per_node && !args.cluster_file && !args.precision,
+              !args.inter_bandwidth_gbits && !args.nics_per_node && !args.cluster_file && !args.precision &&
+              !args.gpu_memory_gib && !args.memory_reserve_gib,
           "--topology-xml and --this-machine describe the nodes; --gpus, --gpus-per-node, --gpu, --precision, "
-          "--intra-bw, --inter-bw, --nics-per-node and --cluster describe a cluster by numbers: use one or the other");
+          "--intra-bw, --inter-bw, --nics-per-node, --gpu-memory-gib, --memory-reserve-gib and --cluster describe a "
+          "cluster by numbers: use one or the other (the admin config sets the memory of discovered nodes)");
   require(!(args.topology_xml && args.this_machine), "--topology-xml and --this-machine: expected one of them");
   const AdminConfig config = admin_config_from(args.config);
   DiscoveryOptions discovery;

@@ -24,6 +24,8 @@ struct PlanCommandArgs {
   std::optional<double> intra_bandwidth_gbytes;
   std::optional<double> inter_bandwidth_gbits;
   std::optional<int> nics_per_node;
+  std::optional<double> gpu_memory_gib;
+  std::optional<double> memory_reserve_gib;
   std::optional<std::string> cluster_file;
   PlacementRule placement = PlacementRule::kFirstBlock;
   SyncScheme sync = SyncScheme::kRingAllReduce;

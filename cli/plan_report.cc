@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/memory_report.h"
 #include "cli/text_format.h"
 
 namespace layerplan {
@@ -38,6 +39,7 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
   };
   row(plan.chosen);
   for (const StrategyCost& b : plan.baselines) row(b);
+  print_memory_report(out, plan, devices);
   const StrategyCost& best = plan.best_baseline();
   const StrategyCost& data_parallel = plan.baselines.front();
   // How many times less this plan communicates than `other`, or "none" if it moves nothing.

@@ -68,7 +68,7 @@ StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
   if (mode == PlanMode::kLayerwise) return plan.chosen;
   const StrategyCost* best = &plan.chosen;
   for (const StrategyCost& b : plan.baselines) {
-    if (b.step_s() < best->step_s()) best = &b;
+    if (b.step_s() < best->step_s() && b.memory.peak() <= plan.usable_memory_bytes) best = &b;
   }
   return *best;
 }
@@ -88,6 +88,7 @@ Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices) {
   Plan plan;
   plan.model = graph.name();
   plan.batch = batch;
+  plan.usable_memory_bytes = usable_memory_bytes(devices.device());
   plan.space_sizes.assign(static_cast<size_t>(graph.size()), 0);  // nothing searched
   plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));

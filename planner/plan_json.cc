@@ -17,10 +17,16 @@ json degrees_json(const Degrees& d) {
 }
 
 json totals_json(const StrategyCost& s, int64_t batch) {
-  return {{"step_s", s.step_s()},      {"images_per_s", s.step_s() > 0 ? static_cast<double>(batch) / s.step_s() : 0.0},
-          {"compute_s", s.compute_s},  {"transfer_s", s.transfer_s},
-          {"sync_s", s.sync_s},        {"transfer_bytes", s.transfer_bytes},
-          {"sync_bytes", s.sync_bytes}};
+  json totals = {
+      {"step_s", s.step_s()},      {"images_per_s", s.step_s() > 0 ? static_cast<double>(batch) / s.step_s() : 0.0},
+      {"compute_s", s.compute_s},  {"transfer_s", s.transfer_s},
+      {"sync_s", s.sync_s},        {"transfer_bytes", s.transfer_bytes},
+      {"sync_bytes", s.sync_bytes}};
+  json per_device = json::array();
+  for (const DeviceMemory& d : s.memory.devices) per_device.push_back(d.peak);
+  totals["peak_memory_bytes"] = s.memory.peak();
+  totals["device_peak_memory_bytes"] = per_device;
+  return totals;
 }
 
 }  // namespace
@@ -61,6 +67,8 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
                 {"gpus_per_node", devices.gpus_per_node()},
                 {"devices", devices.device_count()},
                 {"gpu", d.model},
+                {"memory_bytes", d.memory_bytes},
+                {"memory_reserve_bytes", d.memory_reserve_bytes},
                 {"description", devices.describe()}}},
               {"strategy", plan.chosen.name},
               {"predicted", totals_json(plan.chosen, plan.batch)},

@@ -11,6 +11,7 @@
 #include "common/limits.h"
 #include "planner/cost_tables.h"
 #include "planner/deadline.h"
+#include "planner/memory_fit.h"
 
 namespace layerplan {
 
@@ -52,10 +53,25 @@ std::optional<Clock::time_point> deadline_of(Clock::time_point start, std::optio
   return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*budget_s));
 }
 
-// The best baseline in place of the layer-wise plan, and why.
-void fall_back_to_baseline(Plan& plan, const std::string& reason) {
-  plan.chosen = plan.best_baseline();
+// The best baseline that fits in memory in place of the layer-wise plan, and why. Throws
+// UsageError when no baseline fits.
+void fall_back_to_baseline(Plan& plan, const DeviceGraph& devices, const std::string& reason) {
+  const StrategyCost* best = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
+  require(best != nullptr, no_plan_fits_message(plan, devices));
+  plan.chosen = *best;
   plan.warning = reason + "; using the best baseline (" + plan.chosen.name + ")";
+}
+
+// The layer-wise plan, or the fastest baseline when it does not fit (or the search found
+// nothing within memory); throws UsageError when nothing fits.
+void keep_within_memory(Plan& plan, const DeviceGraph& devices, bool search_fits) {
+  if (search_fits && fits_memory(plan.chosen, plan.usable_memory_bytes)) return;
+  const std::string reason = search_fits ? "the layer-wise plan needs " +
+                                               gib_text(static_cast<double>(plan.chosen.memory.peak())) + " on GPU " +
+                                               std::to_string(plan.chosen.memory.peak_device()) + ", more than the " +
+                                               gib_text(static_cast<double>(plan.usable_memory_bytes)) + " usable"
+                                         : "no layer-wise plan keeps every layer within GPU memory";
+  fall_back_to_baseline(plan, devices, reason);
 }
 
 std::string budget_reason(double budget_s) {
@@ -101,7 +117,9 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
       return out;
     }
     out.units = make_search_units(graph, model.devices(), options.space, options.fuse_elementwise, deadline);
-    const CostGraph costs = build_cost_graph(model, out.units, options.share_tables, deadline);
+    CostGraph costs = build_cost_graph(model, out.units, options.share_tables, deadline);
+    plan.excluded_configurations =
+        exclude_over_memory(costs, out.units, graph, model.devices().device(), options.memory, deadline);
     plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
     SearchOptions search{deadline.at(), options.naive_search, options.clock, std::nullopt};
     // The search's working copy was counted in the estimate; its tables may grow into what is left.
@@ -160,10 +178,13 @@ std::vector<Configuration> one_weird_trick(const ModelGraph& graph, int device_c
   return out;
 }
 
-StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs) {
+StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs,
+                            const MemoryModelOptions& memory) {
   const ModelGraph& graph = model.graph();
   StrategyCost s;
   s.name = std::move(name);
+  s.memory = predict_plan_memory(graph, configs, model.devices().device_count(),
+                                 model.devices().device().bytes_per_element, memory);
   s.layers.resize(static_cast<size_t>(graph.size()));
   for (const Layer& l : graph.layers()) {
     LayerCost& row = s.layers[static_cast<size_t>(l.id)];
@@ -195,6 +216,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   Plan plan;
   plan.model = graph.name();
   plan.batch = graph.layer(0).output.n();
+  plan.usable_memory_bytes = usable_memory_bytes(devices.device());
 
   const CostModel model(graph, devices, options.sync);
   const SearchOutcome search = run_search(model, options, deadline, plan);
@@ -209,14 +231,15 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   plan.search_s = std::chrono::duration<double>(Clock::now() - start).count();
   plan.search_stats = result.stats;
 
-  plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
-  plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));
-  plan.baselines.push_back(price_strategy(model, "owt", one_weird_trick(graph, n_devices)));
+  plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices), options.memory));
+  plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices), options.memory));
+  plan.baselines.push_back(price_strategy(model, "owt", one_weird_trick(graph, n_devices), options.memory));
   if (search.timed_out || search.too_large) {
     plan.timed_out = search.timed_out;
     plan.too_large = search.too_large;
-    fall_back_to_baseline(plan, search.timed_out ? budget_reason(*options.time_budget_s)
-                                                 : memory_reason(search.estimated_bytes, options.memory_limit_bytes));
+    fall_back_to_baseline(plan, devices,
+                          search.timed_out ? budget_reason(*options.time_budget_s)
+                                           : memory_reason(search.estimated_bytes, options.memory_limit_bytes));
     return plan;
   }
   std::vector<Configuration> chosen;
@@ -224,12 +247,14 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   for (int u : units.unit_of_layer) {
     chosen.push_back(units.space[static_cast<size_t>(u)][static_cast<size_t>(result.choice[static_cast<size_t>(u)])]);
   }
-  plan.chosen = price_strategy(model, "layer-wise", chosen);
+  plan.chosen = price_strategy(model, "layer-wise", chosen, options.memory);
+  const bool search_fits = result.cost < kOverMemoryPenalty_s;
   // The search's objective and the per-layer pricing are the same sum in another order.
-  if (std::abs(plan.chosen.step_s() - result.cost) > 1e-9 * std::max(1.0, result.cost)) {
+  if (search_fits && std::abs(plan.chosen.step_s() - result.cost) > 1e-9 * std::max(1.0, result.cost)) {
     throw std::logic_error("search cost " + std::to_string(result.cost) + " differs from priced plan " +
                            std::to_string(plan.chosen.step_s()));
   }
+  keep_within_memory(plan, devices, search_fits);
   return plan;
 }
 

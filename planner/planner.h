@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "model/model_graph.h"
 #include "planner/config_space.h"
 #include "planner/cost_model.h"
+#include "planner/memory_model.h"
 #include "planner/search.h"
 #include "topology/device_graph.h"
 
@@ -35,6 +37,7 @@ struct StrategyCost {
   std::vector<LayerCost> layers;  // indexed by layer id
   double compute_s = 0.0, transfer_s = 0.0, sync_s = 0.0;
   int64_t transfer_bytes = 0, sync_bytes = 0;
+  PlanMemory memory;  // predicted peak memory per device (planner/memory_model.h)
 
   double step_s() const { return compute_s + transfer_s + sync_s; }
   int64_t communication_bytes() const { return transfer_bytes + sync_bytes; }
@@ -59,6 +62,9 @@ struct PlanOptions {
   // size is estimated before anything is allocated, and the search's own tables are
   // counted as it goes; beyond this, the best baseline is returned with a warning.
   int64_t memory_limit_bytes = kPlannerMemoryLimitBytes;
+  // What the memory model counts; plans whose peak exceeds a GPU's memory less its reserve
+  // are never chosen (docs/cost-model.md, "Memory per device").
+  MemoryModelOptions memory;
   // What reads the time for time_budget_s (default: steady_clock::now); tests inject their own.
   std::function<std::chrono::steady_clock::time_point()> clock;
 };
@@ -75,7 +81,10 @@ struct Plan {
   double tables_s = 0.0;   // of which: building cost tables
   bool timed_out = false;  // the time budget ran out before the search finished
   bool too_large = false;  // the search would have taken more than memory_limit_bytes
-  std::string warning;     // non-empty when the plan is not the layer-wise optimum
+  // Per GPU: its memory less the reserve (INT64_MAX: the memory is unknown, nothing is checked).
+  int64_t usable_memory_bytes = std::numeric_limits<int64_t>::max();
+  int excluded_configurations = 0;  // unit configurations whose own tile cannot fit
+  std::string warning;              // non-empty when the plan is not the layer-wise optimum
 
   bool fell_back() const { return timed_out || too_large; }
 
@@ -84,7 +93,8 @@ struct Plan {
 
 // Plans `graph` (built for its global batch) on `devices`: any N nodes x G GPUs. Throws
 // UsageError when the batch is not a multiple of the device count (so that data
-// parallelism is a member of the space).
+// parallelism is a member of the space), and when neither the layer-wise plan nor any
+// baseline fits in the GPUs' memory (no_plan_fits_message()).
 Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options = {});
 
 // Throws UsageError unless `graph` can be planned on `devices`: a model with layers, a job
@@ -92,8 +102,9 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
 // kMaxPlanDeviceIds layers x devices (a plan lists every layer's devices).
 void require_plannable(const ModelGraph& graph, const DeviceGraph& devices);
 
-// Prices any strategy; `configs` holds one configuration per layer.
-StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs);
+// Prices any strategy, its memory per device included; `configs` holds one configuration per layer.
+StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs,
+                            const MemoryModelOptions& memory = {});
 
 // The baselines, each on all devices: data parallelism (every layer split by samples),
 // model parallelism (every layer split by channels where its kind allows, by

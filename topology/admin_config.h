@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "topology/device_graph.h"
 #include "topology/gpu_catalog.h"
 
 namespace layerplan {
@@ -35,6 +36,8 @@ struct NodeLinkConfig {
   double compute_efficiency = 0.7;
   double kernel_overhead_us = 5.0;
   Precision precision = Precision::kFp32;
+  // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).
+  double gpu_memory_reserve_gib = kDefaultMemoryReserveGib;
 };
 
 // Values that replace what discovery found (for machines whose export lies or lacks them).

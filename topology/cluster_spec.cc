@@ -23,6 +23,8 @@ void validate(const ClusterSpec& spec) {
   require(spec.nics_per_node >= 1, "nics per node = " + std::to_string(spec.nics_per_node) + ": expected 1 or more");
   require_fraction(spec.compute_efficiency, "compute efficiency");
   require_non_negative(spec.kernel_overhead_us, "kernel overhead");
+  if (spec.gpu_memory_gib) require_positive(*spec.gpu_memory_gib, "GPU memory");
+  require_non_negative(spec.gpu_memory_reserve_gib, "GPU memory reserve");
 }
 
 namespace {
@@ -69,6 +71,10 @@ ClusterSpec cluster_from_table(const toml::table& root, const std::string& path,
       at([&] { spec.compute_efficiency = read_number(node, path, key); });
     else if (key == "kernel_overhead_us")
       at([&] { spec.kernel_overhead_us = read_number(node, path, key); });
+    else if (key == "gpu_memory_gib")
+      at([&] { spec.gpu_memory_gib = read_number(node, path, key); });
+    else if (key == "gpu_memory_reserve_gib")
+      at([&] { spec.gpu_memory_reserve_gib = read_number(node, path, key); });
     else
       throw UsageError(toml_position(path, node.source()) + ": unknown key 'cluster." + key + "'");
   }
@@ -92,7 +98,9 @@ DeviceGraph build_device_graph(const ClusterSpec& spec) {
   device.model = model.full_name;
   device.peak_flops = model.flops(spec.precision);
   device.memory_bandwidth = model.memory_bandwidth;
-  device.memory_bytes = model.memory_bytes;
+  constexpr double kGiB = double(int64_t{1} << 30);
+  device.memory_bytes = spec.gpu_memory_gib ? *spec.gpu_memory_gib * kGiB : model.memory_bytes;
+  device.memory_reserve_bytes = spec.gpu_memory_reserve_gib * kGiB;
   device.compute_efficiency = spec.compute_efficiency;
   device.kernel_overhead_s = spec.kernel_overhead_us * 1e-6;
   device.bytes_per_element = spec.precision == Precision::kBf16 ? 2 : 4;

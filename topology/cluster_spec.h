@@ -24,6 +24,10 @@ struct ClusterSpec {
   int nics_per_node = 1;
   double compute_efficiency = 0.7;  // fraction of peak FLOP/s that large kernels reach
   double kernel_overhead_us = 5.0;  // per kernel launch
+  // Each GPU's memory, GiB; unset means the GPU model's figure.
+  std::optional<double> gpu_memory_gib;
+  // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).
+  double gpu_memory_reserve_gib = kDefaultMemoryReserveGib;
 
   // The paper's cluster: 4 nodes × 4 P100, NVLink inside a node, 100 Gb/s EDR
   // InfiniBand between nodes.

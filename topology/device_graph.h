@@ -9,15 +9,20 @@
 
 namespace layerplan {
 
+// The memory a plan leaves free on every GPU unless configured otherwise: the CUDA
+// context, library handles and workspaces, communicator buffers, allocator slack.
+inline constexpr double kDefaultMemoryReserveGib = 2.0;
+
 // What the cost model needs to know about one GPU.
 struct Device {
   std::string model;
-  double peak_flops = 0.0;        // FLOP/s at the precision the plan trains in
-  double memory_bandwidth = 0.0;  // bytes/s
-  double memory_bytes = 0.0;
-  double compute_efficiency = 1.0;  // fraction of peak reached by large kernels
-  double kernel_overhead_s = 0.0;   // fixed cost of launching one kernel
-  int64_t bytes_per_element = 4;    // 4 for fp32/tf32 training, 2 for bf16
+  double peak_flops = 0.0;            // FLOP/s at the precision the plan trains in
+  double memory_bandwidth = 0.0;      // bytes/s
+  double memory_bytes = 0.0;          // 0: unknown, and no plan is checked against it
+  double memory_reserve_bytes = 0.0;  // kept free of the plan's tensors (docs/cost-model.md)
+  double compute_efficiency = 1.0;    // fraction of peak reached by large kernels
+  double kernel_overhead_s = 0.0;     // fixed cost of launching one kernel
+  int64_t bytes_per_element = 4;      // 4 for fp32/tf32 training, 2 for bf16
 };
 
 // A one-directional path between two devices.

@@ -120,6 +120,7 @@ DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const
   device.peak_flops = figures.flops(config.node.precision);
   device.memory_bandwidth = figures.memory_bandwidth;
   device.memory_bytes = priced_node.gpus[0].memory_bytes > 0 ? priced_node.gpus[0].memory_bytes : figures.memory_bytes;
+  device.memory_reserve_bytes = config.node.gpu_memory_reserve_gib * kGiB;
   device.compute_efficiency = config.node.compute_efficiency;
   device.kernel_overhead_s = config.node.kernel_overhead_us * 1e-6;
   device.bytes_per_element = config.node.precision == Precision::kBf16 ? 2 : 4;

@@ -1,0 +1,378 @@
+#include "planner/memory_model.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "model/layer_math.h"
+
+namespace layerplan {
+
+namespace {
+
+// Elements of one replica's weight and bias shard (what is all-reduced and updated).
+int64_t shard_elements(const ModelGraph& graph, const Layer& layer, const Configuration& config) {
+  const int64_t all = parameter_count(graph, layer);
+  return channel_split_shards_weights(layer.kind) ? all / config.degrees[1] : all;
+}
+
+// Batch-norm running mean and variance of one tile's channels (kept beside the shard).
+int64_t running_stat_elements(const Layer& layer, const Configuration& config) {
+  return layer.kind == LayerKind::kBatchNorm ? 2 * layer.output.c() / config.degrees[1] : 0;
+}
+
+// The tile that sits on `device` under `config`, or -1.
+int tile_on(const Configuration& config, int device) {
+  const auto at = std::find(config.devices.begin(), config.devices.end(), device);
+  return at == config.devices.end() ? -1 : static_cast<int>(at - config.devices.begin());
+}
+
+// A bucket of weight gradients being filled (runtime/executor/gradient_buckets.cc forms
+// the same ones: one open bucket per replica group's device list, reduced once it holds
+// the cap).
+struct OpenBucket {
+  std::vector<int> devices;
+  int64_t elements = 0;
+};
+
+// Walks construction and one step in the executor's order, per device, in elements.
+class StepSimulator {
+ public:
+  StepSimulator(const ModelGraph& graph, const std::vector<Configuration>& plan, int device_count,
+                const MemoryModelOptions& options)
+      : graph_(graph),
+        plan_(plan),
+        options_(options),
+        live_(static_cast<size_t>(device_count), 0),
+        peak_(live_),
+        parameters_(live_),
+        momentum_(live_),
+        workspace_(live_),
+        activations_(live_) {
+    if (static_cast<int>(plan.size()) != graph.size()) {
+      throw std::invalid_argument("memory model: " + std::to_string(plan.size()) + " configurations for " +
+                                  std::to_string(graph.size()) + " layers");
+    }
+    for (const Layer& l : graph.layers()) {
+      const Configuration& c = config(l.id);
+      for (int d : c.devices) {
+        if (d < 0 || d >= device_count) throw std::invalid_argument("memory model: device out of range");
+      }
+      boxes_.push_back(tiles(l.output, c));
+      has_grad_.emplace_back(static_cast<size_t>(c.tiles()), false);
+      kept_.emplace_back(static_cast<size_t>(c.tiles()), 0);
+    }
+  }
+
+  PlanMemory run() {
+    construct();
+    forward();
+    for (size_t d = 0; d < live_.size(); ++d) {
+      activations_[d] = live_[d] - parameters_[d] - momentum_[d] - workspace_[d];
+    }
+    backward();
+    PlanMemory out;
+    for (size_t d = 0; d < live_.size(); ++d) {
+      out.devices.push_back({peak_[d], parameters_[d], momentum_[d], workspace_[d], activations_[d]});
+    }
+    return out;
+  }
+
+ private:
+  const Configuration& config(int id) const { return plan_[static_cast<size_t>(id)]; }
+
+  void alloc(int device, int64_t n) {
+    auto& v = live_[static_cast<size_t>(device)];
+    v += n;
+    peak_[static_cast<size_t>(device)] = std::max(peak_[static_cast<size_t>(device)], v);
+  }
+  void release_on(int device, int64_t n) { live_[static_cast<size_t>(device)] -= n; }
+  // Memory held only for a moment on top of what is live.
+  void transient(int device, int64_t n) {
+    const auto d = static_cast<size_t>(device);
+    peak_[d] = std::max(peak_[d], live_[d] + n);
+  }
+
+  // The constructor builds every layer's full parameters on every process, shards them to
+  // the tiles it holds, and frees them; momentum appears at the first update.
+  void construct() {
+    for (const Layer& l : graph_.layers()) {
+      const Configuration& c = config(l.id);
+      const int64_t shard = shard_elements(graph_, l, c) + running_stat_elements(l, c);
+      if (parameter_count(graph_, l) == 0) continue;
+      for (int d : c.devices) {
+        alloc(d, shard);
+        parameters_[static_cast<size_t>(d)] += shard;
+      }
+      const int64_t full = parameter_count(graph_, l) + (l.kind == LayerKind::kBatchNorm ? 2 * l.output.c() : 0);
+      for (int d = 0; d < static_cast<int>(live_.size()); ++d) transient(d, full);
+    }
+    workspace();
+    if (!options_.momentum) return;
+    for (const Layer& l : graph_.layers()) {
+      const int64_t shard = shard_elements(graph_, l, config(l.id));
+      for (int d : config(l.id).devices) {
+        alloc(d, shard);
+        momentum_[static_cast<size_t>(d)] += shard;
+      }
+    }
+  }
+
+  // Convolutions run in the kernels' preferred layouts, converted in and out through one
+  // scratch buffer per operand role (input, weights, output and their gradients) that grows
+  // to the largest use and is kept (runtime/kernels/onednn_kernels.cc).
+  void workspace() {
+    std::vector<std::array<int64_t, 3>> largest(live_.size(), {0, 0, 0});  // input, weights, output
+    for (const Layer& l : graph_.layers()) {
+      if (l.kind != LayerKind::kConv2d) continue;
+      const Configuration& c = config(l.id);
+      const int64_t weights = shard_elements(graph_, l, c);
+      for (int t = 0; t < c.tiles(); ++t) {
+        const Box& out = boxes_[static_cast<size_t>(l.id)][static_cast<size_t>(t)];
+        auto& m = largest[static_cast<size_t>(c.devices[static_cast<size_t>(t)])];
+        m[0] = std::max(m[0], required_input_box(graph_, l, 0, out).volume());
+        m[1] = std::max(m[1], weights);
+        m[2] = std::max(m[2], out.volume());
+      }
+    }
+    for (size_t d = 0; d < live_.size(); ++d) {
+      const int64_t both_passes = 2 * (largest[d][0] + largest[d][1] + largest[d][2]);
+      alloc(static_cast<int>(d), both_passes);
+      workspace_[d] = both_passes;
+    }
+  }
+
+  // Whether tile `t` of consumer `l` reads input `slot` in place: a producer tile on the same
+  // device has exactly the box it needs.
+  bool reads_in_place(const Layer& l, int slot, int t, const Box& need) const {
+    const int producer = l.inputs[static_cast<size_t>(slot)];
+    const int p = tile_on(config(producer), config(l.id).devices[static_cast<size_t>(t)]);
+    return p >= 0 && boxes_[static_cast<size_t>(producer)][static_cast<size_t>(p)] == need;
+  }
+
+  // What the transport holds at once for one edge's exchange, per device: the received
+  // regions and the cropped copies it sends (the same volumes move back in the backward).
+  void exchange(const Layer& l, int slot) {
+    std::vector<std::pair<int, int64_t>> moved;
+    const Configuration& producer = config(l.inputs[static_cast<size_t>(slot)]);
+    for_each_transfer(graph_, l, slot, producer, config(l.id), [&](int src, int dst, int64_t elements) {
+      moved.emplace_back(src, elements);
+      moved.emplace_back(dst, elements);
+    });
+    std::sort(moved.begin(), moved.end());
+    for (size_t i = 0; i < moved.size();) {
+      int64_t sum = 0;
+      size_t j = i;
+      for (; j < moved.size() && moved[j].first == moved[i].first; ++j) sum += moved[j].second;
+      transient(moved[i].first, sum);
+      i = j;
+    }
+  }
+
+  // Gathers the inputs that are not read in place (kept for the backward), then the output.
+  void forward_layer(const Layer& l) {
+    const Configuration& c = config(l.id);
+    const auto id = static_cast<size_t>(l.id);
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      bool moves = false;
+      for (int t = 0; t < c.tiles(); ++t) {
+        const Box need = required_input_box(graph_, l, slot, boxes_[id][static_cast<size_t>(t)]);
+        if (reads_in_place(l, slot, t, need)) continue;
+        moves = true;
+        alloc(c.devices[static_cast<size_t>(t)], need.volume());
+        kept_[id][static_cast<size_t>(t)] += need.volume();
+      }
+      if (moves) exchange(l, slot);
+    }
+    for (int t = 0; t < c.tiles(); ++t)
+      alloc(c.devices[static_cast<size_t>(t)], boxes_[id][static_cast<size_t>(t)].volume());
+  }
+
+  void forward() {
+    for (const Layer& l : graph_.layers()) forward_layer(l);
+  }
+
+  // The output gradient of every tile of layer `id` that has none yet.
+  void give_grad(int id) {
+    const Configuration& c = config(id);
+    for (int t = 0; t < c.tiles(); ++t) {
+      auto flag = has_grad_[static_cast<size_t>(id)][static_cast<size_t>(t)];
+      if (flag) continue;
+      has_grad_[static_cast<size_t>(id)][static_cast<size_t>(t)] = true;
+      alloc(c.devices[static_cast<size_t>(t)], boxes_[static_cast<size_t>(id)][static_cast<size_t>(t)].volume());
+    }
+  }
+
+  // The input gradients (over the boxes read) go back to the producers' tiles: handed over
+  // where read in place and the producer has no gradient yet (the only case they outlive
+  // the layer's backward), else added into the producer's gradient, allocated if needed.
+  // Returns the elements of input gradients freed after the layer's backward, per tile.
+  std::vector<int64_t> backward_inputs(const Layer& l) {
+    const Configuration& c = config(l.id);
+    const auto id = static_cast<size_t>(l.id);
+    std::vector<int64_t> freed(static_cast<size_t>(c.tiles()), 0);
+    std::vector<Box> needs;
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      for (int t = 0; t < c.tiles(); ++t) {
+        const Box need = required_input_box(graph_, l, slot, boxes_[id][static_cast<size_t>(t)]);
+        alloc(c.devices[static_cast<size_t>(t)], need.volume());
+        needs.push_back(need);
+      }
+    }
+    for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+      const int producer = l.inputs[static_cast<size_t>(slot)];
+      bool moves = false;
+      for (int t = 0; t < c.tiles(); ++t) {
+        const Box& need = needs[static_cast<size_t>(slot * c.tiles() + t)];
+        if (!reads_in_place(l, slot, t, need)) {
+          moves = true;
+          freed[static_cast<size_t>(t)] += need.volume();
+          continue;
+        }
+        const int p = tile_on(config(producer), c.devices[static_cast<size_t>(t)]);
+        auto flag = has_grad_[static_cast<size_t>(producer)][static_cast<size_t>(p)];
+        if (flag) freed[static_cast<size_t>(t)] += need.volume();
+        has_grad_[static_cast<size_t>(producer)][static_cast<size_t>(p)] = true;
+      }
+      if (!moves) continue;
+      give_grad(producer);  // every producer tile the moves reach (approximated by all)
+      exchange(l, slot);
+    }
+    return freed;
+  }
+
+  // Weight gradients join their replica group's bucket (or update at once when the group
+  // is a single tile); full buckets are all-reduced and freed after the layer.
+  void queue_gradients(const Layer& l) {
+    const Configuration& c = config(l.id);
+    const int64_t shard = shard_elements(graph_, l, c);
+    if (shard == 0) return;
+    std::vector<std::vector<int>> groups(static_cast<size_t>(channel_split_shards_weights(l.kind) ? c.degrees[1] : 1));
+    for (int t = 0; t < c.tiles(); ++t) {
+      const size_t g = channel_split_shards_weights(l.kind) ? static_cast<size_t>(tile_coords(c.degrees, t)[1]) : 0;
+      groups[g].push_back(c.devices[static_cast<size_t>(t)]);
+    }
+    // Weight and bias are flattened into one buffer: a copy when there is a bias to append.
+    const bool copies = l.kind == LayerKind::kBatchNorm || l.has_bias;
+    for (std::vector<int>& devices : groups) {
+      for (int d : devices) transient(d, copies ? shard : 0);
+      if (devices.size() < 2) {
+        for (int d : devices) release_on(d, shard);  // updated at once
+        continue;
+      }
+      std::sort(devices.begin(), devices.end());
+      auto bucket = std::find_if(open_.begin(), open_.end(), [&](const OpenBucket& b) { return b.devices == devices; });
+      if (bucket == open_.end()) bucket = open_.insert(open_.end(), OpenBucket{devices, 0});
+      // Appending to a non-empty bucket copies it into a larger buffer.
+      for (int d : devices) transient(d, bucket->elements > 0 ? bucket->elements + shard : 0);
+      bucket->elements += shard;
+    }
+    const int64_t cap = std::max<int64_t>(1, options_.bucket_bytes / 4);
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (it->elements < cap) {
+        ++it;
+        continue;
+      }
+      reduce(*it);
+      it = open_.erase(it);
+    }
+  }
+
+  // The ring all-reduce keeps one chunk of scratch; the bucket is freed afterwards.
+  void reduce(const OpenBucket& bucket) {
+    const auto p = static_cast<int64_t>(bucket.devices.size());
+    for (int d : bucket.devices) {
+      transient(d, (bucket.elements + p - 1) / p);
+      release_on(d, bucket.elements);
+    }
+  }
+
+  void backward_layer(const Layer& l, const std::vector<int64_t>& weight_grads) {
+    const Configuration& c = config(l.id);
+    const auto id = static_cast<size_t>(l.id);
+    give_grad(l.id);
+    if (l.kind != LayerKind::kInput) {
+      for (int t = 0; t < c.tiles(); ++t) alloc(c.devices[static_cast<size_t>(t)], weight_grads[id]);
+      const std::vector<int64_t> freed = backward_inputs(l);
+      queue_gradients(l);
+      for (int t = 0; t < c.tiles(); ++t) release_on(c.devices[static_cast<size_t>(t)], freed[static_cast<size_t>(t)]);
+    }
+    // release(): the output, the gathered inputs and the output gradient.
+    for (int t = 0; t < c.tiles(); ++t) {
+      release_on(c.devices[static_cast<size_t>(t)],
+                 2 * boxes_[id][static_cast<size_t>(t)].volume() + kept_[id][static_cast<size_t>(t)]);
+    }
+  }
+
+  void backward() {
+    std::vector<int64_t> weight_grads;
+    for (const Layer& l : graph_.layers()) weight_grads.push_back(shard_elements(graph_, l, config(l.id)));
+    for (int id = graph_.size() - 1; id >= 0; --id) backward_layer(graph_.layer(id), weight_grads);
+    for (const OpenBucket& b : open_) reduce(b);
+    open_.clear();
+  }
+
+  const ModelGraph& graph_;
+  const std::vector<Configuration>& plan_;
+  MemoryModelOptions options_;
+  std::vector<int64_t> live_, peak_, parameters_, momentum_, workspace_, activations_;  // per device, elements
+  std::vector<std::vector<Box>> boxes_;                                                 // [layer][tile]
+  std::vector<std::vector<bool>> has_grad_;                                             // [layer][tile]
+  std::vector<std::vector<int64_t>> kept_;  // [layer][tile]: gathered inputs kept for the backward
+  std::vector<OpenBucket> open_;
+};
+
+}  // namespace
+
+int64_t PlanMemory::peak() const {
+  int64_t best = 0;
+  for (const DeviceMemory& d : devices) best = std::max(best, d.peak);
+  return best;
+}
+
+int PlanMemory::peak_device() const {
+  int at = 0;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d].peak > devices[static_cast<size_t>(at)].peak) at = static_cast<int>(d);
+  }
+  return at;
+}
+
+PlanMemory predict_plan_memory(const ModelGraph& graph, const std::vector<Configuration>& plan, int device_count,
+                               int64_t bytes_per_element, const MemoryModelOptions& options) {
+  PlanMemory memory = StepSimulator(graph, plan, device_count, options).run();
+  for (DeviceMemory& d : memory.devices) {
+    d.peak *= bytes_per_element;
+    d.parameters *= bytes_per_element;
+    d.momentum *= bytes_per_element;
+    d.workspace *= bytes_per_element;
+    d.activations *= bytes_per_element;
+  }
+  return memory;
+}
+
+int64_t layer_memory_lower_bound(const ModelGraph& graph, const Layer& layer, const Configuration& config,
+                                 int64_t bytes_per_element, const MemoryModelOptions& options) {
+  const Box box = tile_box(layer.output, config.degrees, 0);
+  const int64_t shard = shard_elements(graph, layer, config);
+  // Output and its gradient; parameters, momentum and the weight gradient.
+  int64_t elements = 2 * box.volume() + shard * (options.momentum ? 3 : 2) + running_stat_elements(layer, config);
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+    const int producer = layer.inputs[static_cast<size_t>(slot)];
+    const int64_t read = required_input_box(graph, layer, slot, box).volume();
+    // The input gradient of every slot; the saved input once per distinct producer.
+    const bool seen =
+        std::find(layer.inputs.begin(), layer.inputs.begin() + slot, producer) != layer.inputs.begin() + slot;
+    elements += read * (seen ? 1 : 2);
+  }
+  return elements * bytes_per_element;
+}
+
+int64_t usable_memory_bytes(const Device& device) {
+  if (device.memory_bytes <= 0) return std::numeric_limits<int64_t>::max();  // unknown: nothing is checked
+  return static_cast<int64_t>(device.memory_bytes - device.memory_reserve_bytes);
+}
+
+}  // namespace layerplan
