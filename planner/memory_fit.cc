@@ -29,6 +29,29 @@ int exclude_over_memory(CostGraph& costs, const SearchUnits& units, const ModelG
   return excluded;
 }
 
+std::vector<std::vector<double>> unit_resident_bytes(const SearchUnits& units, const ModelGraph& graph,
+                                                     const Device& device, const MemoryModelOptions& options) {
+  std::vector<std::vector<double>> out(units.space.size());
+  for (size_t u = 0; u < units.space.size(); ++u) out[u].assign(units.space[u].size(), 0.0);
+  for (int id = 0; id < graph.size(); ++id) {
+    const auto u = static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(id)]);
+    for (size_t a = 0; a < units.space[u].size(); ++a) {
+      out[u][a] += static_cast<double>(
+          layer_resident_bytes(graph, graph.layer(id), units.space[u][a], device.bytes_per_element, options));
+    }
+  }
+  return out;
+}
+
+CostGraph with_memory_weight(const CostGraph& costs, const std::vector<std::vector<double>>& resident_bytes,
+                             double seconds_per_byte) {
+  CostGraph out = costs;
+  for (size_t u = 0; u < out.node_cost.size(); ++u) {
+    for (size_t a = 0; a < out.node_cost[u].size(); ++a) out.node_cost[u][a] += seconds_per_byte * resident_bytes[u][a];
+  }
+  return out;
+}
+
 bool fits_memory(const StrategyCost& strategy, int64_t usable_bytes) { return strategy.memory.peak() <= usable_bytes; }
 
 const StrategyCost* fastest_fitting(const std::vector<StrategyCost>& candidates, int64_t usable_bytes) {

@@ -24,6 +24,15 @@ inline constexpr double kOverMemoryPenalty_s = 1e12;
 int exclude_over_memory(CostGraph& costs, const SearchUnits& units, const ModelGraph& graph, const Device& device,
                         const MemoryModelOptions& options, Deadline& deadline);
 
+// Per unit and configuration, layer_resident_bytes() summed over the unit's layers.
+std::vector<std::vector<double>> unit_resident_bytes(const SearchUnits& units, const ModelGraph& graph,
+                                                     const Device& device, const MemoryModelOptions& options);
+
+// `costs` with `seconds_per_byte` times each unit configuration's resident bytes added: the
+// search then trades step time for memory (a Lagrangian relaxation of the memory limit).
+CostGraph with_memory_weight(const CostGraph& costs, const std::vector<std::vector<double>>& resident_bytes,
+                             double seconds_per_byte);
+
 bool fits_memory(const StrategyCost& strategy, int64_t usable_bytes);
 
 // The fastest of `candidates` that fits, or nullptr when none does.

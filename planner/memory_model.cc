@@ -95,19 +95,17 @@ class StepSimulator {
     peak_[d] = std::max(peak_[d], live_[d] + n);
   }
 
-  // The constructor builds every layer's full parameters on every process, shards them to
-  // the tiles it holds, and frees them; momentum appears at the first update.
+  // The constructor gives every tile its parameter shard (the full parameters it cuts them
+  // from are host memory on a GPU, and transient on the CPU); momentum appears at the first
+  // update.
   void construct() {
     for (const Layer& l : graph_.layers()) {
       const Configuration& c = config(l.id);
       const int64_t shard = shard_elements(graph_, l, c) + running_stat_elements(l, c);
-      if (parameter_count(graph_, l) == 0) continue;
       for (int d : c.devices) {
         alloc(d, shard);
         parameters_[static_cast<size_t>(d)] += shard;
       }
-      const int64_t full = parameter_count(graph_, l) + (l.kind == LayerKind::kBatchNorm ? 2 * l.output.c() : 0);
-      for (int d = 0; d < static_cast<int>(live_.size()); ++d) transient(d, full);
     }
     workspace();
     if (!options_.momentum) return;
@@ -366,6 +364,18 @@ int64_t layer_memory_lower_bound(const ModelGraph& graph, const Layer& layer, co
     const bool seen =
         std::find(layer.inputs.begin(), layer.inputs.begin() + slot, producer) != layer.inputs.begin() + slot;
     elements += read * (seen ? 1 : 2);
+  }
+  return elements * bytes_per_element;
+}
+
+int64_t layer_resident_bytes(const ModelGraph& graph, const Layer& layer, const Configuration& config,
+                             int64_t bytes_per_element, const MemoryModelOptions& options) {
+  const int64_t shard = shard_elements(graph, layer, config);
+  const Box box = tile_box(layer.output, config.degrees, 0);
+  int64_t elements = box.volume() + shard * (options.momentum ? 2 : 1) + running_stat_elements(layer, config);
+  // Inputs as if gathered (read in place they are the producer's output, counted there).
+  for (int slot = 0; slot < static_cast<int>(layer.inputs.size()); ++slot) {
+    elements += required_input_box(graph, layer, slot, box).volume();
   }
   return elements * bytes_per_element;
 }

@@ -55,6 +55,13 @@ PlanMemory predict_plan_memory(const ModelGraph& graph, const std::vector<Config
 int64_t layer_memory_lower_bound(const ModelGraph& graph, const Layer& layer, const Configuration& config,
                                  int64_t bytes_per_element, const MemoryModelOptions& options = {});
 
+// What one tile of `layer` under `config` keeps from the forward to the end of the backward
+// or for good: its parameter shard, momentum, output and inputs (as if gathered, which
+// counts an input read in place twice). Summed over the layers of a plan it estimates the
+// memory of a device that holds a tile of every layer (device 0 under first-block placement).
+int64_t layer_resident_bytes(const ModelGraph& graph, const Layer& layer, const Configuration& config,
+                             int64_t bytes_per_element, const MemoryModelOptions& options = {});
+
 // What a plan may use of one device: its memory less the reserve (docs/cost-model.md).
 int64_t usable_memory_bytes(const Device& device);
 

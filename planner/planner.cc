@@ -62,15 +62,26 @@ void fall_back_to_baseline(Plan& plan, const DeviceGraph& devices, const std::st
   plan.warning = reason + "; using the best baseline (" + plan.chosen.name + ")";
 }
 
-// The layer-wise plan, or the fastest baseline when it does not fit (or the search found
-// nothing within memory); throws UsageError when nothing fits.
-void keep_within_memory(Plan& plan, const DeviceGraph& devices, bool search_fits) {
-  if (search_fits && fits_memory(plan.chosen, plan.usable_memory_bytes)) return;
-  const std::string reason = search_fits ? "the layer-wise plan needs " +
-                                               gib_text(static_cast<double>(plan.chosen.memory.peak())) + " on GPU " +
-                                               std::to_string(plan.chosen.memory.peak_device()) + ", more than the " +
-                                               gib_text(static_cast<double>(plan.usable_memory_bytes)) + " usable"
-                                         : "no layer-wise plan keeps every layer within GPU memory";
+constexpr int kMemoryWeightSteps = 8;
+
+// Why the fastest layer-wise plan is not the plan: it needs more than the usable memory, or
+// the search found nothing that keeps every layer within it.
+std::string over_memory_reason(const Plan& plan, bool search_fits) {
+  if (!search_fits) return "no layer-wise plan keeps every layer within GPU memory";
+  return "the fastest layer-wise plan needs " + gib_text(static_cast<double>(plan.chosen.memory.peak())) + " on GPU " +
+         std::to_string(plan.chosen.memory.peak_device()) + ", more than the " +
+         gib_text(static_cast<double>(plan.usable_memory_bytes)) + " usable";
+}
+
+// After search_within_memory(): the layer-wise plan it found, unless a baseline that fits is
+// faster; throws UsageError when nothing fits.
+void keep_within_memory(Plan& plan, const DeviceGraph& devices, const std::string& reason) {
+  if (reason.empty()) return;
+  const StrategyCost* baseline = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
+  if (plan.memory_weighted && (baseline == nullptr || plan.chosen.step_s() <= baseline->step_s())) {
+    plan.warning = reason + "; using a slower layer-wise plan that fits";
+    return;
+  }
   fall_back_to_baseline(plan, devices, reason);
 }
 
@@ -93,9 +104,20 @@ std::string memory_reason(int64_t estimated, int64_t limit) {
   return text.str();
 }
 
+std::vector<Configuration> configurations_of(const SearchUnits& units, const std::vector<int>& choice) {
+  std::vector<Configuration> out;
+  out.reserve(units.unit_of_layer.size());
+  for (int u : units.unit_of_layer) {
+    out.push_back(units.space[static_cast<size_t>(u)][static_cast<size_t>(choice[static_cast<size_t>(u)])]);
+  }
+  return out;
+}
+
 // What the layer-wise search produced: one configuration index per unit, or why it has none.
 struct SearchOutcome {
   SearchUnits units;
+  CostGraph costs;       // with the configurations that cannot fit penalized
+  SearchOptions search;  // what the search ran with
   SearchResult result;
   int64_t estimated_bytes = 0;
   bool timed_out = false, too_large = false;
@@ -117,21 +139,40 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
       return out;
     }
     out.units = make_search_units(graph, model.devices(), options.space, options.fuse_elementwise, deadline);
-    CostGraph costs = build_cost_graph(model, out.units, options.share_tables, deadline);
+    out.costs = build_cost_graph(model, out.units, options.share_tables, deadline);
     plan.excluded_configurations =
-        exclude_over_memory(costs, out.units, graph, model.devices().device(), options.memory, deadline);
+        exclude_over_memory(out.costs, out.units, graph, model.devices().device(), options.memory, deadline);
     plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
-    SearchOptions search{deadline.at(), options.naive_search, options.clock, std::nullopt};
+    out.search = SearchOptions{deadline.at(), options.naive_search, options.clock, std::nullopt};
     // The search's working copy was counted in the estimate; its tables may grow into what is left.
-    search.max_table_bytes =
+    out.search.max_table_bytes =
         options.memory_limit_bytes - size.bytes() + size.working_entries * static_cast<int64_t>(sizeof(double));
-    out.result = solve(costs, search);
+    out.result = solve(out.costs, out.search);
     out.timed_out = out.result.timed_out;
     out.too_large = out.result.too_large;
   } catch (const DeadlinePassed&) {
     out.timed_out = true;
   }
   return out;
+}
+
+// When the fastest layer-wise plan does not fit: the search again with memory priced into
+// every unit configuration, at weights rising by 4x from (data-parallel step time) /
+// (usable bytes), until a plan fits. Keeps the first that does in plan.chosen.
+void search_within_memory(const CostModel& model, const SearchOutcome& search, const PlanOptions& options, Plan& plan) {
+  if (plan.usable_memory_bytes == std::numeric_limits<int64_t>::max()) return;
+  const auto resident = unit_resident_bytes(search.units, model.graph(), model.devices().device(), options.memory);
+  const double base = plan.baselines.front().step_s() / static_cast<double>(plan.usable_memory_bytes);
+  for (int k = 0; k < kMemoryWeightSteps; ++k) {
+    const SearchResult r = solve(with_memory_weight(search.costs, resident, base * std::pow(4.0, k)), search.search);
+    if (r.timed_out || r.too_large || r.choice.empty()) return;
+    StrategyCost candidate =
+        price_strategy(model, "layer-wise", configurations_of(search.units, r.choice), options.memory);
+    if (!fits_memory(candidate, plan.usable_memory_bytes)) continue;
+    plan.chosen = std::move(candidate);
+    plan.memory_weighted = true;
+    return;
+  }
 }
 
 }  // namespace
@@ -242,19 +283,19 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
                                            : memory_reason(search.estimated_bytes, options.memory_limit_bytes));
     return plan;
   }
-  std::vector<Configuration> chosen;
-  chosen.reserve(units.unit_of_layer.size());
-  for (int u : units.unit_of_layer) {
-    chosen.push_back(units.space[static_cast<size_t>(u)][static_cast<size_t>(result.choice[static_cast<size_t>(u)])]);
-  }
-  plan.chosen = price_strategy(model, "layer-wise", chosen, options.memory);
+  plan.chosen = price_strategy(model, "layer-wise", configurations_of(units, result.choice), options.memory);
   const bool search_fits = result.cost < kOverMemoryPenalty_s;
   // The search's objective and the per-layer pricing are the same sum in another order.
   if (search_fits && std::abs(plan.chosen.step_s() - result.cost) > 1e-9 * std::max(1.0, result.cost)) {
     throw std::logic_error("search cost " + std::to_string(result.cost) + " differs from priced plan " +
                            std::to_string(plan.chosen.step_s()));
   }
-  keep_within_memory(plan, devices, search_fits);
+  std::string reason;
+  if (!search_fits || !fits_memory(plan.chosen, plan.usable_memory_bytes)) {
+    reason = over_memory_reason(plan, search_fits);
+    search_within_memory(model, search, options, plan);
+  }
+  keep_within_memory(plan, devices, reason);
   return plan;
 }
 

@@ -84,7 +84,10 @@ struct Plan {
   // Per GPU: its memory less the reserve (INT64_MAX: the memory is unknown, nothing is checked).
   int64_t usable_memory_bytes = std::numeric_limits<int64_t>::max();
   int excluded_configurations = 0;  // unit configurations whose own tile cannot fit
-  std::string warning;              // non-empty when the plan is not the layer-wise optimum
+  // The fastest layer-wise plan did not fit; `chosen` is the search's plan with memory
+  // priced in (planner.cc: search_within_memory), slower but within memory.
+  bool memory_weighted = false;
+  std::string warning;  // non-empty when the plan is not the layer-wise optimum
 
   bool fell_back() const { return timed_out || too_large; }
 
