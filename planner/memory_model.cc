@@ -23,12 +23,6 @@ int64_t running_stat_elements(const Layer& layer, const Configuration& config) {
   return layer.kind == LayerKind::kBatchNorm ? 2 * layer.output.c() / config.degrees[1] : 0;
 }
 
-// The tile that sits on `device` under `config`, or -1.
-int tile_on(const Configuration& config, int device) {
-  const auto at = std::find(config.devices.begin(), config.devices.end(), device);
-  return at == config.devices.end() ? -1 : static_cast<int>(at - config.devices.begin());
-}
-
 // A bucket of weight gradients being filled (runtime/executor/gradient_buckets.cc forms
 // the same ones: one open bucket per replica group's device list, reduced once it holds
 // the cap).
@@ -61,6 +55,9 @@ class StepSimulator {
         if (d < 0 || d >= device_count) throw std::invalid_argument("memory model: device out of range");
       }
       boxes_.push_back(tiles(l.output, c));
+      std::vector<int> tile_of(static_cast<size_t>(device_count), -1);
+      for (int t = 0; t < c.tiles(); ++t) tile_of[static_cast<size_t>(c.devices[static_cast<size_t>(t)])] = t;
+      tile_of_.push_back(std::move(tile_of));
       has_grad_.emplace_back(static_cast<size_t>(c.tiles()), false);
       kept_.emplace_back(static_cast<size_t>(c.tiles()), 0);
     }
@@ -82,6 +79,8 @@ class StepSimulator {
 
  private:
   const Configuration& config(int id) const { return plan_[static_cast<size_t>(id)]; }
+  // The tile of layer `id` on `device`, or -1.
+  int tile_on(int id, int device) const { return tile_of_[static_cast<size_t>(id)][static_cast<size_t>(device)]; }
 
   void alloc(int device, int64_t n) {
     auto& v = live_[static_cast<size_t>(device)];
@@ -146,27 +145,71 @@ class StepSimulator {
   // device has exactly the box it needs.
   bool reads_in_place(const Layer& l, int slot, int t, const Box& need) const {
     const int producer = l.inputs[static_cast<size_t>(slot)];
-    const int p = tile_on(config(producer), config(l.id).devices[static_cast<size_t>(t)]);
+    const int p = tile_on(producer, config(l.id).devices[static_cast<size_t>(t)]);
     return p >= 0 && boxes_[static_cast<size_t>(producer)][static_cast<size_t>(p)] == need;
   }
 
-  // What the transport holds at once for one edge's exchange, per device: the received
-  // regions and the cropped copies it sends (the same volumes move back in the backward).
+  // What the transport holds at once for one edge's exchange, per device: the regions its
+  // consumer tile receives and the cropped copies its producer tile sends (the same volumes
+  // move back in the backward). A tile receives its required region less what its own
+  // device holds. Regions and tiles are products of per-dimension intervals over a full grid
+  // of tile coordinates, so what a producer tile sends to all consumer tiles is a product of
+  // per-dimension sums; less what the consumer tile on its own device reads.
   void exchange(const Layer& l, int slot) {
-    std::vector<std::pair<int, int64_t>> moved;
-    const Configuration& producer = config(l.inputs[static_cast<size_t>(slot)]);
-    for_each_transfer(graph_, l, slot, producer, config(l.id), [&](int src, int dst, int64_t elements) {
-      moved.emplace_back(src, elements);
-      moved.emplace_back(dst, elements);
-    });
-    std::sort(moved.begin(), moved.end());
-    for (size_t i = 0; i < moved.size();) {
-      int64_t sum = 0;
-      size_t j = i;
-      for (; j < moved.size() && moved[j].first == moved[i].first; ++j) sum += moved[j].second;
-      transient(moved[i].first, sum);
-      i = j;
+    const int producer = l.inputs[static_cast<size_t>(slot)];
+    const Configuration& pc = config(producer);
+    const Configuration& qc = config(l.id);
+    std::array<std::vector<int64_t>, kNumDims> sent;  // [dim][producer index]
+    for (int d = 0; d < kNumDims; ++d) sent[static_cast<size_t>(d)] = sent_along(l, slot, d);
+    std::vector<int64_t> held(live_.size(), 0);  // per device: received plus sent
+    for (int p = 0; p < pc.tiles(); ++p) {
+      const auto coords = tile_coords(pc.degrees, p);
+      int64_t all = 1;
+      for (int d = 0; d < kNumDims; ++d) {
+        all *= sent[static_cast<size_t>(d)][static_cast<size_t>(coords[static_cast<size_t>(d)])];
+      }
+      const int device = pc.devices[static_cast<size_t>(p)];
+      held[static_cast<size_t>(device)] += all - local_overlap(l, slot, tile_on(l.id, device), p);
     }
+    for (int q = 0; q < qc.tiles(); ++q) {
+      const int device = qc.devices[static_cast<size_t>(q)];
+      const int64_t need =
+          required_input_box(graph_, l, slot, boxes_[static_cast<size_t>(l.id)][static_cast<size_t>(q)]).volume();
+      held[static_cast<size_t>(device)] += need - local_overlap(l, slot, q, tile_on(producer, device));
+    }
+    for (int d : pc.devices) transient(d, held[static_cast<size_t>(d)]);
+    for (int d : qc.devices) {
+      if (tile_on(producer, d) < 0) transient(d, held[static_cast<size_t>(d)]);
+    }
+  }
+
+  // What consumer tile q reads of producer tile p (0 when either is -1).
+  int64_t local_overlap(const Layer& l, int slot, int q, int p) const {
+    if (q < 0 || p < 0) return 0;
+    const Box need = required_input_box(graph_, l, slot, boxes_[static_cast<size_t>(l.id)][static_cast<size_t>(q)]);
+    const int producer = l.inputs[static_cast<size_t>(slot)];
+    return intersect(need, boxes_[static_cast<size_t>(producer)][static_cast<size_t>(p)]).volume();
+  }
+
+  // Along dimension `dim`: for each producer index, what it shares with the regions of all
+  // consumer indices.
+  std::vector<int64_t> sent_along(const Layer& l, int slot, int dim) const {
+    const auto d = static_cast<size_t>(dim);
+    const Configuration& pc = config(l.inputs[static_cast<size_t>(slot)]);
+    const Configuration& qc = config(l.id);
+    const int64_t psize = graph_.input_shape(l, slot)[dim] / pc.degrees[dim];
+    std::vector<int64_t> sent(static_cast<size_t>(pc.degrees[dim]), 0);
+    for (int j = 0; j < qc.degrees[dim]; ++j) {
+      std::array<int, kNumDims> coords{};
+      coords[d] = j;
+      const Box out = tile_box(l.output, qc.degrees, tile_index(qc.degrees, coords));
+      const Interval r = required_input_box(graph_, l, slot, out).dim[d];
+      if (r.size() == 0) continue;
+      for (int64_t i = r.lo / psize; i <= (r.hi - 1) / psize; ++i) {
+        sent[static_cast<size_t>(i)] += std::min(r.hi, (i + 1) * psize) - std::max(r.lo, i * psize);
+      }
+    }
+    return sent;
   }
 
   // Gathers the inputs that are not read in place (kept for the backward), then the output.
@@ -229,7 +272,7 @@ class StepSimulator {
           freed[static_cast<size_t>(t)] += need.volume();
           continue;
         }
-        const int p = tile_on(config(producer), c.devices[static_cast<size_t>(t)]);
+        const int p = tile_on(producer, c.devices[static_cast<size_t>(t)]);
         auto flag = has_grad_[static_cast<size_t>(producer)][static_cast<size_t>(p)];
         if (flag) freed[static_cast<size_t>(t)] += need.volume();
         has_grad_[static_cast<size_t>(producer)][static_cast<size_t>(p)] = true;
@@ -317,8 +360,9 @@ class StepSimulator {
   MemoryModelOptions options_;
   std::vector<int64_t> live_, peak_, parameters_, momentum_, workspace_, activations_;  // per device, elements
   std::vector<std::vector<Box>> boxes_;                                                 // [layer][tile]
-  std::vector<std::vector<bool>> has_grad_;                                             // [layer][tile]
-  std::vector<std::vector<int64_t>> kept_;  // [layer][tile]: gathered inputs kept for the backward
+  std::vector<std::vector<int>> tile_of_;    // [layer][device]: its tile there, or -1
+  std::vector<std::vector<bool>> has_grad_;  // [layer][tile]
+  std::vector<std::vector<int64_t>> kept_;   // [layer][tile]: gathered inputs kept for the backward
   std::vector<OpenBucket> open_;
 };
 
