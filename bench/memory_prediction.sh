@@ -12,7 +12,9 @@
 #
 # Needs a built layerplan (scripts/build). The default cases take about 4 x 2.5 GiB of memory
 # and minutes of CPU.
-# Usage: bench/memory_prediction.sh [--steps 2] [--cases "1:alexnet:32:layerwise 4:vgg16:16:data ..."]
+# Usage: bench/memory_prediction.sh [--steps 2] [--layerplan build/layerplan]
+#                                   [--cases "1:alexnet:32:layerwise 4:vgg16:16:data ..."]
+# A case is RANKS:MODEL:BATCH:MODE (MODE as `layerplan plan --mode`; with 1 rank, the 1-GPU plan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=build/layerplan
@@ -23,10 +25,15 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps="$2"; shift 2 ;;
     --cases) cases="$2"; shift 2 ;;
-    *) echo "memory_prediction: unknown flag '$1' (expected --steps or --cases)" >&2; exit 2 ;;
+    --layerplan) binary="$2"; shift 2 ;;
+    *) echo "memory_prediction: unknown flag '$1' (expected --steps, --layerplan or --cases)" >&2; exit 2 ;;
   esac
 done
 [ -x "$binary" ] || { echo "memory_prediction: $binary is missing; run scripts/build" >&2; exit 2; }
+for c in $cases; do
+  [[ "$c" =~ ^[1-4]:[a-z0-9_]+:[0-9]+:(layerwise|auto|data|model|owt)$ ]] ||
+    { echo "memory_prediction: case '$c': expected RANKS:MODEL:BATCH:MODE, 1 to 4 ranks" >&2; exit 2; }
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -64,7 +64,7 @@ const StrategyCost* fastest_fitting(const std::vector<StrategyCost>& candidates,
 
 std::string gib_text(double bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", bytes / static_cast<double>(int64_t{1} << 30));
+  std::snprintf(text, sizeof text, "%.2f GiB", bytes / static_cast<double>(int64_t{1} << 30));
   return text;
 }
 

@@ -17,6 +17,7 @@
 #include "planner/memory_fit.h"
 #include "planner/planner.h"
 #include "tests/cli_harness.h"
+#include "topology/admin_config.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
@@ -177,7 +178,7 @@ TEST(MemoryFit, NothingFitsNamesTheSmallestMemoryAPlanNeeds) {
     FAIL() << "expected UsageError";
   } catch (const UsageError& e) {
     EXPECT_THAT(e.what(), StartsWith("vgg16 at batch 64 fits no plan on 4 "));
-    EXPECT_THAT(e.what(), HasSubstr("(0.2 GiB per GPU, 0.0 GiB reserved): the smallest plan priced needs "));
+    EXPECT_THAT(e.what(), HasSubstr("(0.25 GiB per GPU, 0.00 GiB reserved): the smallest plan priced needs "));
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
   }
 }
@@ -188,6 +189,23 @@ TEST(MemoryFit, UnknownMemoryChecksNothing) {
   d.memory_bytes = 16.0 * kGiB;
   d.memory_reserve_bytes = 2.0 * kGiB;
   EXPECT_EQ(usable_memory_bytes(d), int64_t{14} << 30);
+}
+
+TEST(MemoryConfig, ClusterFileSetsTheMemoryAndTheReserve) {
+  const ClusterSpec spec =
+      cluster_from_toml("[cluster]\ngpu = \"h100\"\ngpu_memory_gib = 40\ngpu_memory_reserve_gib = 1.5\n", "c.toml");
+  const Device d = build_device_graph(spec).device();
+  EXPECT_EQ(d.memory_bytes, 40.0 * kGiB);
+  EXPECT_EQ(d.memory_reserve_bytes, 1.5 * kGiB);
+  EXPECT_EQ(build_device_graph(ClusterSpec{}).device().memory_reserve_bytes, kDefaultMemoryReserveGib * kGiB);
+  EXPECT_THROW(cluster_from_toml("[cluster]\ngpu_memory_reserve_gib = -1\n", "c.toml"), UsageError);
+  EXPECT_THROW(cluster_from_toml("[cluster]\ngpu_memory_gib = 0\n", "c.toml"), UsageError);
+}
+
+TEST(MemoryConfig, AdminConfigSetsTheReserveOfDiscoveredNodes) {
+  EXPECT_EQ(admin_config_from_toml("", "a.toml").node.gpu_memory_reserve_gib, kDefaultMemoryReserveGib);
+  EXPECT_EQ(admin_config_from_toml("[node]\ngpu_memory_reserve_gib = 3\n", "a.toml").node.gpu_memory_reserve_gib, 3.0);
+  EXPECT_THROW(admin_config_from_toml("[node]\ngpu_memory_reserve_gib = -1\n", "a.toml"), UsageError);
 }
 
 using testing_cli::run;

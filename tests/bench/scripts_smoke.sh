@@ -52,6 +52,15 @@ if "$layerplan" launch --nproc 4 -- "$layerplan" predict --plan "$work/plan-4.js
      --link "$work/link-4.json" >"$work/predict-4.txt" 2>&1; then ok "layerplan predict reads the 4-rank link's lists by peers"
 else fail "layerplan predict --link (4 ranks): $(tail -3 "$work/predict-4.txt")"; fi
 
+if bash "$root/bench/memory_prediction.sh" --layerplan "$layerplan" --steps 1 --cases "1:lenet5:8:layerwise 2:lenet5:8:data" \
+     >"$work/memory.txt" 2>&1 &&
+   [ "$(grep -cE '^lenet5 +8 +[12] +(layerwise|data) +[01] +[0-9.]+ +[0-9.]+ +[+-][0-9.]+%$' "$work/memory.txt")" = 3 ]; then
+  ok "memory_prediction.sh: predicted against measured peak memory, a row per rank"
+else fail "memory_prediction.sh printed: $(cat "$work/memory.txt")"; fi
+if bash "$root/bench/memory_prediction.sh" --layerplan "$layerplan" --cases "9:lenet5:8:data" >/dev/null 2>&1; then
+  fail "memory_prediction.sh accepted 9 ranks"
+else ok "memory_prediction.sh refuses a malformed case"; fi
+
 pvm=(bash "$root/bench/predicted_vs_measured.sh" --layerplan "$layerplan" --link-bench "$link_bench")
 if "${pvm[@]}" --ranks "1 2" --keep "$work/pvm" lenet5:8:3:2 >"$work/pvm.txt" 2>&1; then
   rows=$(grep -cE '^lenet5 +8 +[12] .* [0-9]+\.[0-9]{4} +[0-9]+\.[0-9]{4} +[+-][0-9]+\.[0-9]%  [+-][0-9]+ [+-][0-9]+$' "$work/pvm.txt")
