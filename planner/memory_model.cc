@@ -266,7 +266,7 @@ class StepSimulator {
       const int producer = l.inputs[static_cast<size_t>(slot)];
       bool moves = false;
       for (int t = 0; t < c.tiles(); ++t) {
-        const Box& need = needs[static_cast<size_t>(slot * c.tiles() + t)];
+        const Box& need = needs[static_cast<size_t>(slot) * static_cast<size_t>(c.tiles()) + static_cast<size_t>(t)];
         if (!reads_in_place(l, slot, t, need)) {
           moves = true;
           freed[static_cast<size_t>(t)] += need.volume();
@@ -284,33 +284,45 @@ class StepSimulator {
     return freed;
   }
 
+  // The devices of each replica group of `l`: the tiles with the same channel coordinate
+  // where a channel split shards the weights, else all tiles.
+  std::vector<std::vector<int>> replica_devices(const Layer& l) const {
+    const Configuration& c = config(l.id);
+    const bool by_channel = channel_split_shards_weights(l.kind);
+    std::vector<std::vector<int>> groups(static_cast<size_t>(by_channel ? c.degrees[1] : 1));
+    for (int t = 0; t < c.tiles(); ++t) {
+      const size_t g = by_channel ? static_cast<size_t>(tile_coords(c.degrees, t)[1]) : 0;
+      groups[g].push_back(c.devices[static_cast<size_t>(t)]);
+    }
+    for (std::vector<int>& devices : groups) std::sort(devices.begin(), devices.end());
+    return groups;
+  }
+
+  // A replica group's shard joins the open bucket of its devices; appending to a non-empty
+  // bucket copies it into a larger buffer.
+  void add_to_bucket(const std::vector<int>& devices, int64_t shard) {
+    auto bucket = std::find_if(open_.begin(), open_.end(), [&](const OpenBucket& b) { return b.devices == devices; });
+    if (bucket == open_.end()) bucket = open_.insert(open_.end(), OpenBucket{devices, 0});
+    for (int d : devices) transient(d, bucket->elements > 0 ? bucket->elements + shard : 0);
+    bucket->elements += shard;
+  }
+
   // Weight gradients join their replica group's bucket (or update at once when the group
   // is a single tile); full buckets are all-reduced and freed after the layer.
   void queue_gradients(const Layer& l) {
-    const Configuration& c = config(l.id);
-    const int64_t shard = shard_elements(graph_, l, c);
+    const int64_t shard = shard_elements(graph_, l, config(l.id));
     if (shard == 0) return;
-    std::vector<std::vector<int>> groups(static_cast<size_t>(channel_split_shards_weights(l.kind) ? c.degrees[1] : 1));
-    for (int t = 0; t < c.tiles(); ++t) {
-      const size_t g = channel_split_shards_weights(l.kind) ? static_cast<size_t>(tile_coords(c.degrees, t)[1]) : 0;
-      groups[g].push_back(c.devices[static_cast<size_t>(t)]);
-    }
     // Weight and bias are flattened into one buffer: a copy when there is a bias to append.
     const bool copies = l.kind == LayerKind::kBatchNorm || l.has_bias;
-    for (std::vector<int>& devices : groups) {
+    for (const std::vector<int>& devices : replica_devices(l)) {
       for (int d : devices) transient(d, copies ? shard : 0);
       if (devices.size() < 2) {
         for (int d : devices) release_on(d, shard);  // updated at once
-        continue;
+      } else {
+        add_to_bucket(devices, shard);
       }
-      std::sort(devices.begin(), devices.end());
-      auto bucket = std::find_if(open_.begin(), open_.end(), [&](const OpenBucket& b) { return b.devices == devices; });
-      if (bucket == open_.end()) bucket = open_.insert(open_.end(), OpenBucket{devices, 0});
-      // Appending to a non-empty bucket copies it into a larger buffer.
-      for (int d : devices) transient(d, bucket->elements > 0 ? bucket->elements + shard : 0);
-      bucket->elements += shard;
     }
-    const int64_t cap = std::max<int64_t>(1, options_.bucket_bytes / 4);
+    const int64_t cap = std::max<int64_t>(1, options_.bucket_bytes / 4);  // float gradients
     for (auto it = open_.begin(); it != open_.end();) {
       if (it->elements < cap) {
         ++it;
