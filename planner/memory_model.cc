@@ -23,6 +23,33 @@ int64_t running_stat_elements(const Layer& layer, const Configuration& config) {
   return layer.kind == LayerKind::kBatchNorm ? 2 * layer.output.c() / config.degrees[1] : 0;
 }
 
+// Along dimension `dim`: for each producer index, what it shares with the regions that all
+// consumer indices require.
+std::vector<int64_t> sent_along(const ModelGraph& graph, const Layer& consumer, int slot, const Degrees& producer,
+                                const Degrees& consumer_degrees, int dim) {
+  const auto d = static_cast<size_t>(dim);
+  const int64_t psize = graph.input_shape(consumer, slot)[dim] / producer[dim];
+  std::vector<int64_t> sent(static_cast<size_t>(producer[dim]), 0);
+  for (int j = 0; j < consumer_degrees[dim]; ++j) {
+    std::array<int, kNumDims> coords{};
+    coords[d] = j;
+    const Box out = tile_box(consumer.output, consumer_degrees, tile_index(consumer_degrees, coords));
+    const Interval r = required_input_box(graph, consumer, slot, out).dim[d];
+    if (r.size() == 0) continue;
+    for (int64_t i = r.lo / psize; i <= (r.hi - 1) / psize; ++i) {
+      sent[static_cast<size_t>(i)] += std::min(r.hi, (i + 1) * psize) - std::max(r.lo, i * psize);
+    }
+  }
+  return sent;
+}
+
+// The tile of `config` on each device of a job, or -1.
+std::vector<int> tiles_by_device(const Configuration& config, int device_count) {
+  std::vector<int> out(static_cast<size_t>(device_count), -1);
+  for (int t = 0; t < config.tiles(); ++t) out[static_cast<size_t>(config.devices[static_cast<size_t>(t)])] = t;
+  return out;
+}
+
 // A bucket of weight gradients being filled (runtime/executor/gradient_buckets.cc forms
 // the same ones: one open bucket per replica group's device list, reduced once it holds
 // the cap).
@@ -149,67 +176,15 @@ class StepSimulator {
     return p >= 0 && boxes_[static_cast<size_t>(producer)][static_cast<size_t>(p)] == need;
   }
 
-  // What the transport holds at once for one edge's exchange, per device: the regions its
-  // consumer tile receives and the cropped copies its producer tile sends (the same volumes
-  // move back in the backward). A tile receives its required region less what its own
-  // device holds. Regions and tiles are products of per-dimension intervals over a full grid
-  // of tile coordinates, so what a producer tile sends to all consumer tiles is a product of
-  // per-dimension sums; less what the consumer tile on its own device reads.
+  // What the transport holds at once for one edge's exchange (exchange_elements()).
   void exchange(const Layer& l, int slot) {
     const int producer = l.inputs[static_cast<size_t>(slot)];
-    const Configuration& pc = config(producer);
-    const Configuration& qc = config(l.id);
-    std::array<std::vector<int64_t>, kNumDims> sent;  // [dim][producer index]
-    for (int d = 0; d < kNumDims; ++d) sent[static_cast<size_t>(d)] = sent_along(l, slot, d);
-    std::vector<int64_t> held(live_.size(), 0);  // per device: received plus sent
-    for (int p = 0; p < pc.tiles(); ++p) {
-      const auto coords = tile_coords(pc.degrees, p);
-      int64_t all = 1;
-      for (int d = 0; d < kNumDims; ++d) {
-        all *= sent[static_cast<size_t>(d)][static_cast<size_t>(coords[static_cast<size_t>(d)])];
-      }
-      const int device = pc.devices[static_cast<size_t>(p)];
-      held[static_cast<size_t>(device)] += all - local_overlap(l, slot, tile_on(l.id, device), p);
-    }
-    for (int q = 0; q < qc.tiles(); ++q) {
-      const int device = qc.devices[static_cast<size_t>(q)];
-      const int64_t need =
-          required_input_box(graph_, l, slot, boxes_[static_cast<size_t>(l.id)][static_cast<size_t>(q)]).volume();
-      held[static_cast<size_t>(device)] += need - local_overlap(l, slot, q, tile_on(producer, device));
-    }
-    for (int d : pc.devices) transient(d, held[static_cast<size_t>(d)]);
-    for (int d : qc.devices) {
+    const std::vector<int64_t> held =
+        exchange_elements(graph_, l, slot, config(producer), config(l.id), static_cast<int>(live_.size()));
+    for (int d : config(producer).devices) transient(d, held[static_cast<size_t>(d)]);
+    for (int d : config(l.id).devices) {
       if (tile_on(producer, d) < 0) transient(d, held[static_cast<size_t>(d)]);
     }
-  }
-
-  // What consumer tile q reads of producer tile p (0 when either is -1).
-  int64_t local_overlap(const Layer& l, int slot, int q, int p) const {
-    if (q < 0 || p < 0) return 0;
-    const Box need = required_input_box(graph_, l, slot, boxes_[static_cast<size_t>(l.id)][static_cast<size_t>(q)]);
-    const int producer = l.inputs[static_cast<size_t>(slot)];
-    return intersect(need, boxes_[static_cast<size_t>(producer)][static_cast<size_t>(p)]).volume();
-  }
-
-  // Along dimension `dim`: for each producer index, what it shares with the regions of all
-  // consumer indices.
-  std::vector<int64_t> sent_along(const Layer& l, int slot, int dim) const {
-    const auto d = static_cast<size_t>(dim);
-    const Configuration& pc = config(l.inputs[static_cast<size_t>(slot)]);
-    const Configuration& qc = config(l.id);
-    const int64_t psize = graph_.input_shape(l, slot)[dim] / pc.degrees[dim];
-    std::vector<int64_t> sent(static_cast<size_t>(pc.degrees[dim]), 0);
-    for (int j = 0; j < qc.degrees[dim]; ++j) {
-      std::array<int, kNumDims> coords{};
-      coords[d] = j;
-      const Box out = tile_box(l.output, qc.degrees, tile_index(qc.degrees, coords));
-      const Interval r = required_input_box(graph_, l, slot, out).dim[d];
-      if (r.size() == 0) continue;
-      for (int64_t i = r.lo / psize; i <= (r.hi - 1) / psize; ++i) {
-        sent[static_cast<size_t>(i)] += std::min(r.hi, (i + 1) * psize) - std::max(r.lo, i * psize);
-      }
-    }
-    return sent;
   }
 
   // Gathers the inputs that are not read in place (kept for the backward), then the output.
@@ -379,6 +354,40 @@ class StepSimulator {
 };
 
 }  // namespace
+
+std::vector<int64_t> exchange_elements(const ModelGraph& graph, const Layer& consumer, int slot,
+                                       const Configuration& producer, const Configuration& consumer_config,
+                                       int device_count) {
+  std::array<std::vector<int64_t>, kNumDims> sent;  // [dim][producer index]
+  for (int d = 0; d < kNumDims; ++d) {
+    sent[static_cast<size_t>(d)] = sent_along(graph, consumer, slot, producer.degrees, consumer_config.degrees, d);
+  }
+  const Shape& in_shape = graph.input_shape(consumer, slot);
+  const std::vector<int> producer_on = tiles_by_device(producer, device_count);
+  const std::vector<int> consumer_on = tiles_by_device(consumer_config, device_count);
+  // What consumer tile q reads of producer tile p (0 when either is -1).
+  const auto local = [&](int q, int p) -> int64_t {
+    if (q < 0 || p < 0) return 0;
+    const Box need = required_input_box(graph, consumer, slot, tile_box(consumer.output, consumer_config.degrees, q));
+    return intersect(need, tile_box(in_shape, producer.degrees, p)).volume();
+  };
+  std::vector<int64_t> held(static_cast<size_t>(device_count), 0);
+  for (int p = 0; p < producer.tiles(); ++p) {
+    const auto coords = tile_coords(producer.degrees, p);
+    int64_t all = 1;
+    for (int d = 0; d < kNumDims; ++d) {
+      all *= sent[static_cast<size_t>(d)][static_cast<size_t>(coords[static_cast<size_t>(d)])];
+    }
+    const auto device = static_cast<size_t>(producer.devices[static_cast<size_t>(p)]);
+    held[device] += all - local(consumer_on[device], p);
+  }
+  for (int q = 0; q < consumer_config.tiles(); ++q) {
+    const auto device = static_cast<size_t>(consumer_config.devices[static_cast<size_t>(q)]);
+    const Box need = required_input_box(graph, consumer, slot, tile_box(consumer.output, consumer_config.degrees, q));
+    held[device] += need.volume() - local(q, producer_on[device]);
+  }
+  return held;
+}
 
 int64_t PlanMemory::peak() const {
   int64_t best = 0;

@@ -62,6 +62,14 @@ int64_t layer_memory_lower_bound(const ModelGraph& graph, const Layer& layer, co
 int64_t layer_resident_bytes(const ModelGraph& graph, const Layer& layer, const Configuration& config,
                              int64_t bytes_per_element, const MemoryModelOptions& options = {});
 
+// What the transport holds at once, per device, while one edge (consumer, input slot)
+// moves between two configurations: the regions a device's consumer tile receives plus
+// the copies its producer tile sends, in elements. Computed from per-dimension sums: the
+// regions and tiles are products of intervals over a full grid of tile coordinates.
+std::vector<int64_t> exchange_elements(const ModelGraph& graph, const Layer& consumer, int slot,
+                                       const Configuration& producer, const Configuration& consumer_config,
+                                       int device_count);
+
 // What a plan may use of one device: its memory less the reserve (docs/cost-model.md).
 int64_t usable_memory_bytes(const Device& device);
 

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/error.h"
+#include "model/geometry.h"
+#include "model/layer_math.h"
 #include "model/zoo.h"
 #include "planner/memory_fit.h"
 #include "planner/planner.h"
@@ -37,6 +39,15 @@ Degrees split(int n, int c = 1) {
   d.d[0] = n;
   d.d[1] = c;
   return d;
+}
+
+// Whether `layer` can be split by `degrees` (rule 1 and 2 of docs/planner.md).
+bool fits_layer(const Layer& layer, const Degrees& degrees) {
+  const auto dims = splittable_dims(layer.kind);
+  for (int d = 0; d < kNumDims; ++d) {
+    if (degrees[d] > 1 && (!dims[static_cast<size_t>(d)] || layer.output[d] % degrees[d] != 0)) return false;
+  }
+  return true;
 }
 
 // input 2x3 -> fully connected 4 (with bias) -> loss, on one device.
@@ -113,6 +124,49 @@ TEST(MemoryModel, LayerBoundNeverExceedsTheWholePlansPeak) {
     expect_bounds_below_peaks(g, model_parallel(g, 4), 4);
     expect_bounds_below_peaks(g, one_weird_trick(g, 4), 4);
     expect_bounds_below_peaks(g, std::vector<Configuration>(static_cast<size_t>(g.size()), on_devices(split(1))), 4);
+  }
+}
+
+// Per device, received plus sent elements by enumerating overlapping tile pairs.
+std::vector<int64_t> exchange_by_pairs(const ModelGraph& g, const Layer& consumer, int slot, const Configuration& p,
+                                       const Configuration& q, int devices) {
+  std::vector<int64_t> held(static_cast<size_t>(devices), 0);
+  for_each_transfer(g, consumer, slot, p, q, [&](int src, int dst, int64_t elements) {
+    held[static_cast<size_t>(src)] += elements;
+    held[static_cast<size_t>(dst)] += elements;
+  });
+  return held;
+}
+
+// Every edge of a model under every pair of a few configurations, placed on shifted device
+// blocks so that some tiles share a device and some do not.
+TEST(MemoryModel, ExchangeVolumesEqualThePairEnumeration) {
+  const std::vector<Degrees> degrees = {split(1), split(2), split(4), split(1, 2), split(2, 2), [] {
+                                          Degrees d;
+                                          d.d[2] = 2;
+                                          d.d[3] = 2;
+                                          return d;
+                                        }()};
+  for (const char* name : {"resnet50", "inception_v3"}) {
+    SCOPED_TRACE(name);
+    const ModelGraph g = build_zoo_model(name, 8);
+    int compared = 0;
+    for (const Layer& l : g.layers()) {
+      if (l.id > 40) break;  // the stem and first blocks: convs with halos, pools, concat and add
+      for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
+        const Layer& producer = g.layer(l.inputs[static_cast<size_t>(slot)]);
+        for (const Degrees& pd : degrees) {
+          for (const Degrees& qd : degrees) {
+            if (!fits_layer(producer, pd) || !fits_layer(l, qd)) continue;
+            const Configuration p = on_devices(pd, 1), q = on_devices(qd);
+            EXPECT_EQ(exchange_elements(g, l, slot, p, q, 5), exchange_by_pairs(g, l, slot, p, q, 5))
+                << l.name << " slot " << slot << ": " << p.str() << " -> " << q.str();
+            ++compared;
+          }
+        }
+      }
+    }
+    EXPECT_GT(compared, 100);
   }
 }
 
