@@ -62,9 +62,16 @@ StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
       break;
   }
   if (plan.fell_back()) {
+    const StrategyCost& data = baseline_named(plan, "data parallel");
+    // make_plan() chose the fastest baseline that fits when data parallelism does not.
+    if (data.memory.peak() > plan.usable_memory_bytes) {
+      warning = plan.warning;
+      return plan.chosen;
+    }
     warning = plan.warning.substr(0, plan.warning.find(';')) + "; using data parallelism";
-    return baseline_named(plan, "data parallel");
+    return data;
   }
+  warning = plan.warning;  // the layer-wise plan did not fit in GPU memory, or is empty
   if (mode == PlanMode::kLayerwise) return plan.chosen;
   const StrategyCost* best = &plan.chosen;
   for (const StrategyCost& b : plan.baselines) {
