@@ -430,6 +430,10 @@ int64_t layer_memory_lower_bound(const ModelGraph& graph, const Layer& layer, co
         std::find(layer.inputs.begin(), layer.inputs.begin() + slot, producer) != layer.inputs.begin() + slot;
     elements += read * (seen ? 1 : 2);
   }
+  // A convolution's layout buffers are at least its own operands, forward and backward.
+  if (layer.kind == LayerKind::kConv2d) {
+    elements += 2 * (required_input_box(graph, layer, 0, box).volume() + shard + box.volume());
+  }
   return elements * bytes_per_element;
 }
 

@@ -51,7 +51,8 @@ PlanMemory predict_plan_memory(const ModelGraph& graph, const std::vector<Config
 // A lower bound of the peak memory of any device that computes a tile of `layer` under
 // `config`, whatever the other layers' configurations: during the layer's backward the
 // device holds the layer's parameter shard, its momentum and weight gradient, its output
-// and output gradient, its saved inputs and their gradients.
+// and output gradient, its saved inputs and their gradients, and for a convolution the
+// layout buffers of its own operands.
 int64_t layer_memory_lower_bound(const ModelGraph& graph, const Layer& layer, const Configuration& config,
                                  int64_t bytes_per_element, const MemoryModelOptions& options = {});
 
