@@ -23,13 +23,15 @@ class NcclWorld {
   NcclWorld& operator=(const NcclWorld&) = delete;
 
   int rank() const { return rank_; }
+  // The communicator and its stream, for the NCCL transport (nccl_world_state.h).
+  struct State;
+  State& state() { return *state_; }
   int size() const { return size_; }
   // Sums `count` floats at `device_data` (GPU memory) over all ranks, in place, and waits
   // for the result on the communicator's stream.
   void all_reduce_sum(float* device_data, size_t count);
 
  private:
-  struct State;
   std::unique_ptr<State> state_;
   int rank_ = 0;
   int size_ = 1;
