@@ -57,6 +57,25 @@ std::vector<float> GpuContext::download(const float* device_values, int64_t coun
   return v;
 }
 
+double* GpuContext::upload(const std::vector<double>& v) {
+  auto* d = static_cast<double*>(arena_.allocate(v.size() * sizeof(double)));
+  if (!v.empty()) {
+    check(cudaMemcpyAsync(d, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync to the device");
+  }
+  return d;
+}
+
+std::vector<double> GpuContext::download_doubles(const double* device_values, int64_t count) {
+  std::vector<double> v(static_cast<size_t>(count));
+  if (count > 0) {
+    check(cudaMemcpyAsync(v.data(), device_values, v.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync from the device");
+  }
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  return v;
+}
+
 Tensor GpuContext::download(const float* device_values, const Box& box) {
   return Tensor(box, download(device_values, box.volume()));
 }

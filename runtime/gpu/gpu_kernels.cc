@@ -6,6 +6,7 @@
 #include "runtime/gpu/cuda_check.h"
 #include "runtime/gpu/gpu_context.h"
 #include "runtime/gpu/gpu_conv.h"
+#include "runtime/gpu/gpu_kernels_state.h"
 #include "runtime/kernels/backend_helpers.h"
 
 // cuDNN 9 marks the legacy pooling API deprecated too (gpu_conv.cc says why it is used).
@@ -15,12 +16,6 @@ namespace layerplan {
 
 using gpu::check;
 using gpu::Dims4;
-
-struct GpuKernels::State {
-  gpu::GpuContext ctx;
-  gpu::GpuConv conv;
-  State(int device, Precision precision, size_t arena_bytes) : ctx(device, precision, arena_bytes), conv(ctx) {}
-};
 
 GpuKernels::GpuKernels(int device, Precision precision, size_t arena_bytes)
     : state_(std::make_unique<State>(device, precision, arena_bytes)) {}

@@ -7,9 +7,10 @@
 //   avg_pool backward             cuDNN pooling backward
 //   fully_connected fwd and bwd   cuBLAS SGEMM (no TF32 in fp32) + own bias kernel
 //   relu forward and backward     own kernels
+//   batch norm, all four steps    own kernels (batch_norm_kernels.h: partial statistics)
 // and, inherited from ReferenceKernels, the plain loops on the host for the rest: max-pool
-// backward (its first-maximum rule), global average pooling, batch norm, dropout, flatten,
-// concat, add and the loss. The executor's tensors are host memory, so every GPU kernel
+// backward (its first-maximum rule), global average pooling, dropout, flatten, concat, add
+// and the loss. The executor's tensors are host memory, so every GPU kernel
 // uploads its operands into the device arena and downloads its result.
 #include <cstddef>
 #include <memory>
@@ -44,9 +45,20 @@ class GpuKernels : public ReferenceKernels {
                                             const Tensor& grad_output) override;
   Tensor do_relu_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
   Tensor do_relu_backward(const LayerRef& l, const Tensor& y, const Tensor& grad_output) override;
+  BatchNormStats do_batch_norm_statistics(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                               const BatchNormStats& global, const Box& out_box) override;
+  BatchNormGradStats do_batch_norm_backward_statistics(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                       const Tensor& grad_output,
+                                                       const BatchNormStats& global) override;
+  Tensor do_batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                const Tensor& grad_output, const BatchNormStats& global,
+                                const BatchNormGradStats& global_grad) override;
+
+ public:
+  struct State;  // gpu_kernels_state.h
 
  private:
-  struct State;
   std::unique_ptr<State> state_;
 };
 

@@ -1,7 +1,7 @@
 // scripts/gpu-check's kernel row (docs/gpu-backend.md): every layer kind the GPU backend runs
-// on the GPU (conv2d, max and avg pooling, fully connected, ReLU; the rest run the reference
-// loops), forward and backward, on tiles with halos and at the borders of the tensor, in
-// fp32-exact mode, against the oneDNN CPU backend: relative difference at most 1e-5.
+// on the GPU (conv2d, max and avg pooling, fully connected, ReLU, batch norm; the rest run
+// the reference loops), forward and backward, on tiles with halos and at the borders of the
+// tensor, in fp32-exact mode, against the oneDNN CPU backend: relative difference <= 1e-5.
 // NOT YET RUN ON A GPU: it needs one, so it is a program for gpu-check, not a CTest test.
 #include <cstdio>
 #include <map>
@@ -32,7 +32,7 @@ ModelGraph windows_net() {
 
 bool on_gpu(LayerKind kind) {
   return kind == LayerKind::kConv2d || kind == LayerKind::kMaxPool || kind == LayerKind::kAvgPool ||
-         kind == LayerKind::kFullyConnected || kind == LayerKind::kRelu;
+         kind == LayerKind::kFullyConnected || kind == LayerKind::kRelu || kind == LayerKind::kBatchNorm;
 }
 
 std::vector<Degrees> degrees_for(LayerKind kind) {
