@@ -66,6 +66,15 @@ double* GpuContext::upload(const std::vector<double>& v) {
   return d;
 }
 
+int64_t* GpuContext::upload(const std::vector<int64_t>& v) {
+  auto* d = static_cast<int64_t*>(arena_.allocate(v.size() * sizeof(int64_t)));
+  if (!v.empty()) {
+    check(cudaMemcpyAsync(d, v.data(), v.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync to the device");
+  }
+  return d;
+}
+
 std::vector<double> GpuContext::download_doubles(const double* device_values, int64_t count) {
   std::vector<double> v(static_cast<size_t>(count));
   if (count > 0) {

@@ -37,6 +37,7 @@ class GpuContext {
   float* upload(const Tensor& t) { return upload(t.data(), t.size()); }
   float* upload(const std::vector<float>& v) { return upload(v.data(), static_cast<int64_t>(v.size())); }
   double* upload(const std::vector<double>& v);
+  int64_t* upload(const std::vector<int64_t>& v);
   // Waits for the stream, then copies `count` floats from the device.
   std::vector<float> download(const float* device_values, int64_t count);
   Tensor download(const float* device_values, const Box& box);

@@ -8,9 +8,11 @@
 //   fully_connected fwd and bwd   cuBLAS SGEMM (no TF32 in fp32) + own bias kernel
 //   relu forward and backward     own kernels
 //   batch norm, all four steps    own kernels (batch_norm_kernels.h: partial statistics)
+//   dropout, global average pooling, softmax cross-entropy: own kernels (pointwise_kernels.h)
+//   add forward, concat forward and backward: own box-copy and add kernels
 // and, inherited from ReferenceKernels, the plain loops on the host for the rest: max-pool
-// backward (its first-maximum rule), global average pooling, dropout, flatten, concat, add
-// and the loss. The executor's tensors are host memory, so every GPU kernel
+// backward (its first-maximum rule; cuDNN's rule for ties is not documented), and the pure
+// copies flatten (forward and backward) and add backward. The executor's tensors are host memory, so every GPU kernel
 // uploads its operands into the device arena and downloads its result.
 #include <cstddef>
 #include <memory>
@@ -54,6 +56,17 @@ class GpuKernels : public ReferenceKernels {
   Tensor do_batch_norm_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
                                 const Tensor& grad_output, const BatchNormStats& global,
                                 const BatchNormGradStats& global_grad) override;
+  Tensor do_global_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_global_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) override;
+  Tensor do_dropout_forward(const LayerRef& l, const Tensor& x, const Box& out_box, uint64_t seed) override;
+  Tensor do_dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed) override;
+  Tensor do_concat_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) override;
+  std::vector<Tensor> do_concat_backward(const LayerRef& l, const Tensor& grad_output) override;
+  Tensor do_add_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) override;
+  LossTile do_softmax_cross_entropy_forward(const LayerRef& l, const Tensor& x, const std::vector<int64_t>& labels,
+                                            const Box& out_box) override;
+  Tensor do_softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
+                                           const std::vector<int64_t>& labels) override;
 
  public:
   struct State;  // gpu_kernels_state.h

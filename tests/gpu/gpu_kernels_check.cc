@@ -1,7 +1,7 @@
 // scripts/gpu-check's kernel row (docs/gpu-backend.md): every layer kind the GPU backend runs
-// on the GPU (conv2d, max and avg pooling, fully connected, ReLU, batch norm; the rest run
-// the reference loops), forward and backward, on tiles with halos and at the borders of the
-// tensor, in fp32-exact mode, against the oneDNN CPU backend: relative difference <= 1e-5.
+// on the GPU (gpu_kernels.h: all kinds but flatten), forward and backward, on tiles with
+// halos and at the borders of the tensor, in fp32-exact mode, against the oneDNN CPU
+// backend: relative difference <= 1e-5 (the loss compared too).
 // NOT YET RUN ON A GPU: it needs one, so it is a program for gpu-check, not a CTest test.
 #include <cstdio>
 #include <map>
@@ -30,18 +30,26 @@ ModelGraph windows_net() {
   return g;
 }
 
-bool on_gpu(LayerKind kind) {
-  return kind == LayerKind::kConv2d || kind == LayerKind::kMaxPool || kind == LayerKind::kAvgPool ||
-         kind == LayerKind::kFullyConnected || kind == LayerKind::kRelu || kind == LayerKind::kBatchNorm;
-}
+// Every kind but flatten (a copy, left to the reference loops); max-pool backward also runs
+// the loops there, which the comparison covers alike.
+bool on_gpu(LayerKind kind) { return kind != LayerKind::kFlatten && kind != LayerKind::kInput; }
 
-std::vector<Degrees> degrees_for(LayerKind kind) {
-  if (kind == LayerKind::kFullyConnected) return {Degrees{{1, 1, 1, 1}}, Degrees{{2, 2, 1, 1}}, Degrees{{1, 3, 1, 1}}};
-  return {Degrees{{1, 1, 1, 1}}, Degrees{{2, 1, 2, 2}}, Degrees{{1, 2, 3, 1}}, Degrees{{1, 1, 1, 3}}};
+// Whole tensors, and tiles split in n, c, h and w where the output has room (the loss
+// splits samples only).
+std::vector<Degrees> degrees_for(const Layer& layer) {
+  if (layer.kind == LayerKind::kSoftmaxCrossEntropy) return {Degrees{{1, 1, 1, 1}}, Degrees{{2, 1, 1, 1}}};
+  std::vector<Degrees> fitting;
+  for (const Degrees& d : {Degrees{{1, 1, 1, 1}}, Degrees{{2, 1, 2, 2}}, Degrees{{1, 2, 3, 1}}, Degrees{{1, 1, 1, 3}},
+                           Degrees{{2, 2, 1, 1}}, Degrees{{1, 3, 1, 1}}}) {
+    const Shape& s = layer.output;
+    if (d[0] <= s.n() && d[1] <= s.c() && d[2] <= s.h() && d[3] <= s.w()) fitting.push_back(d);
+  }
+  return fitting;
 }
 
 double difference(const LayerResult& got, const LayerResult& want) {
   double worst = relative_error(got.output.values(), want.output.values());
+  worst = std::max(worst, std::abs(got.loss - want.loss) / std::max(std::abs(want.loss), 1e-30));
   for (size_t s = 0; s < want.grad_inputs.size(); ++s)
     worst = std::max(worst, relative_error(got.grad_inputs[s].values(), want.grad_inputs[s].values()));
   worst = std::max({worst, relative_error(got.grad_params.weight, want.grad_params.weight),
@@ -57,7 +65,7 @@ std::map<std::string, double> compare(Kernels& gpu, Kernels& onednn) {
     for (const Layer& layer : graph.layers()) {
       if (!on_gpu(layer.kind)) continue;
       const LayerData data = random_layer_data(graph, layer.id, rng);
-      for (const Degrees& degrees : degrees_for(layer.kind)) {
+      for (const Degrees& degrees : degrees_for(layer)) {
         const double d = difference(run_tiled(gpu, graph, layer.id, data, degrees),
                                     run_tiled(onednn, graph, layer.id, data, degrees));
         double& w = worst[std::string(kind_name(layer.kind))];
