@@ -2,6 +2,7 @@
 #include "runtime/gpu/batch_norm_kernels.h"
 
 #include "runtime/gpu/cuda_check.h"
+#include "runtime/gpu/device_index.h"
 
 namespace layerplan::gpu {
 namespace {
@@ -20,15 +21,12 @@ __device__ void block_sum(double* a, double* b) {
   __syncthreads();
 }
 
-// Block c walks channel c's elements: element k of the channel is plane k / hw, offset k % hw.
-__device__ int64_t channel_element(Planes p, int64_t c, int64_t k) { return ((k / p.hw) * p.c + c) * p.hw + k % p.hw; }
-
 __global__ void statistics_kernel(const float* x, Planes p, double* sum, double* sum_sq) {
   __shared__ double s[kThreads], q[kThreads];
   const int64_t c = blockIdx.x, count = p.n * p.hw;
   double a = 0, b = 0;
   for (int64_t k = threadIdx.x; k < count; k += kThreads) {
-    const double v = x[channel_element(p, c, k)];
+    const double v = x[channel_element(p.c, p.hw, c, k)];
     a += v;
     b += v * v;
   }
@@ -47,7 +45,7 @@ __global__ void backward_sums_kernel(const float* x, const float* dy, Planes p, 
   const int64_t c = blockIdx.x, count = p.n * p.hw;
   double a = 0, b = 0;
   for (int64_t k = threadIdx.x; k < count; k += kThreads) {
-    const int64_t i = channel_element(p, c, k);
+    const int64_t i = channel_element(p.c, p.hw, c, k);
     const double g = dy[i];
     a += g;
     b += g * (x[i] - mean[c]) * inv_std[c];

@@ -2,6 +2,7 @@
 #include "runtime/gpu/device_kernels.h"
 
 #include "runtime/gpu/cuda_check.h"
+#include "runtime/gpu/device_index.h"
 
 namespace layerplan::gpu {
 namespace {
@@ -22,18 +23,8 @@ struct BoxCopy {
 __global__ void copy_box_kernel(BoxCopy p, int64_t count, bool add) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = i;
-    int64_t idx[4];
-    for (int d = 3; d >= 0; --d) {
-      idx[d] = rest % p.box[d];
-      rest /= p.box[d];
-    }
-    int64_t s = 0, t = 0;
-    for (int d = 0; d < 4; ++d) {
-      s = s * p.src_ext[d] + p.src_at[d] + idx[d];
-      t = t * p.dst_ext[d] + p.dst_at[d] + idx[d];
-    }
-    p.dst[t] = add ? p.dst[t] + p.src[s] : p.src[s];
+    const BoxCopyIndex at = box_copy_index(i, p.box, p.src_ext, p.src_at, p.dst_ext, p.dst_at);
+    p.dst[at.dst] = add ? p.dst[at.dst] + p.src[at.src] : p.src[at.src];
   }
 }
 

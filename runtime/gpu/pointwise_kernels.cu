@@ -2,6 +2,7 @@
 #include "runtime/gpu/pointwise_kernels.h"
 
 #include "runtime/gpu/cuda_check.h"
+#include "runtime/gpu/device_index.h"
 
 namespace layerplan::gpu {
 namespace {
@@ -29,12 +30,7 @@ __global__ void dropout_kernel(const float* x, float* y, DropoutTile t, int64_t 
   const double scale = 1.0 / (1.0 - probability);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = i, index = 0, coord[4];
-    for (int d = 3; d >= 0; --d) {
-      coord[d] = rest % t.ext[d] + t.origin[d];
-      rest /= t.ext[d];
-    }
-    for (int d = 0; d < 4; ++d) index = index * t.whole[d] + coord[d];
+    const int64_t index = whole_tensor_index(i, t.ext, t.origin, t.whole);
     const uint64_t bits = mix(mix(seed + 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(index));
     const double u = static_cast<double>(bits >> 40) / 16777216.0;
     y[i] = u >= probability ? static_cast<float>(x[i] * scale) : 0.0f;
