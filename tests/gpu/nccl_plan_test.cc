@@ -61,7 +61,10 @@ class PlanningTransport : public InProcessTransport {
                   int layer) override {
     const auto n = static_cast<int64_t>(buffers.front()->size());
     for (int rank = 0; rank < devices_; ++rank) {
-      for (const int peer : exchange_peers(devices, rank)) planned.pairs[{rank, peer}] += n;
+      for (const int peer : exchange_peers(devices, rank)) {
+        planned.pairs[{rank, peer}] += n;
+        (kind == ReduceKind::kLoss ? planned.loss : planned.statistics)[layer] += n;
+      }
     }
     InProcessTransport::all_reduce(devices, buffers, kind, layer);
   }
@@ -82,6 +85,7 @@ int64_t total(const std::map<int, int64_t>& per_layer) {
 TEST(NcclPlan, EveryRanksCallsMatchTheCountedBytesOfEveryPlan) {
   const ModelGraph graph = residual_inception_net();
   const auto kernels = make_kernels("reference");
+  int64_t statistics = 0, weights = 0;  // that the plans exercise both reductions
   for (const int devices : {2, 4}) {
     for (const NamedPlan& plan : plans_to_test(graph, devices, 3, 7)) {
       SCOPED_TRACE(plan.name + " on " + std::to_string(devices));
@@ -95,8 +99,14 @@ TEST(NcclPlan, EveryRanksCallsMatchTheCountedBytesOfEveryPlan) {
       EXPECT_EQ(transport.planned.backward, counted.backward);
       EXPECT_EQ(transport.planned.pairs, counted.pairs);
       EXPECT_EQ(transport.planned_weights, total(counted.weight_sync));
+      EXPECT_EQ(transport.planned.statistics, counted.statistics);
+      EXPECT_EQ(transport.planned.loss, counted.loss);
+      statistics += total(counted.statistics);
+      weights += total(counted.weight_sync);
     }
   }
+  EXPECT_GT(statistics, 0);
+  EXPECT_GT(weights, 0);
 }
 
 TEST(NcclPlan, LocalMovesUseNoNcclAndEmptyRegionsAreSkipped) {
