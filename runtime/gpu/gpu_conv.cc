@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "runtime/gpu/cuda_check.h"
-#include "runtime/kernels/backend_helpers.h"
+#include "runtime/gpu/padded_tile.h"
 
 // cuDNN 9 marks the legacy convolution API deprecated (it still ships and works; the graph
 // API is the replacement, docs/gpu-backend.md says why this one first).
@@ -24,10 +24,9 @@ struct GpuConv::Descs {
 
   Descs(const GpuContext& ctx, const LayerRef& l, const Box& in_box, const Box& out_box) {
     const Window& win = l.layer.window;
-    const kernels_internal::TilePadding pad = kernels_internal::tile_padding(win, out_box, in_box);
-    const Dims4 in = extents(in_box);
-    padded = {in[0], in[1], in[2] + pad.l[0] + pad.r[0], in[3] + pad.l[1] + pad.r[1]};
-    x_at = {0, 0, pad.l[0], pad.l[1]};
+    const PaddedTile tile = padded_tile(win, out_box, in_box);
+    padded = tile.extents;
+    x_at = tile.at;
     out = extents(out_box);
     check(cudnnCreateTensorDescriptor(&x), "cudnnCreateTensorDescriptor");
     check(cudnnCreateTensorDescriptor(&y), "cudnnCreateTensorDescriptor");

@@ -7,7 +7,7 @@
 #include "runtime/gpu/gpu_context.h"
 #include "runtime/gpu/gpu_conv.h"
 #include "runtime/gpu/gpu_kernels_state.h"
-#include "runtime/kernels/backend_helpers.h"
+#include "runtime/gpu/padded_tile.h"
 
 // cuDNN 9 marks the legacy pooling API deprecated too (gpu_conv.cc says why it is used).
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -72,31 +72,19 @@ class PoolDesc {
   cudnnPoolingDescriptor_t desc_ = nullptr;
 };
 
-// The padded extents of a pooling tile's input and where the input sits in them.
-struct PaddedTile {
-  Dims4 padded{}, at{};
-  PaddedTile(const Window& w, const Box& out_box, const Box& in_box) {
-    const kernels_internal::TilePadding pad = kernels_internal::tile_padding(w, out_box, in_box);
-    const Dims4 in = gpu::extents(in_box);
-    padded = {in[0], in[1], in[2] + pad.l[0] + pad.r[0], in[3] + pad.l[1] + pad.r[1]};
-    at = {0, 0, pad.l[0], pad.l[1]};
-  }
-  int64_t count() const { return padded[0] * padded[1] * padded[2] * padded[3]; }
-};
-
 // Max pooling pads with -inf (padding never wins, as PyTorch); average pooling with zeros,
 // which, divided by kh*kw everywhere, is count_include_pad=True.
 Tensor pool_forward(gpu::GpuContext& ctx, cudnnPoolingMode_t mode, float padding, const LayerRef& l, const Tensor& x,
                     const Box& out_box) {
   ctx.arena().reset();
-  const PaddedTile tile(l.layer.window, out_box, x.box());
+  const gpu::PaddedTile tile = gpu::padded_tile(l.layer.window, out_box, x.box());
   const float* ux = ctx.upload(x);
   float* xp = ctx.arena().allocate_n<float>(static_cast<size_t>(tile.count()));
   gpu::fill(xp, tile.count(), padding, ctx.stream());
   const Dims4 ext = gpu::extents(x.box());
-  gpu::copy_box(ux, ext, {0, 0, 0, 0}, xp, tile.padded, tile.at, ext, false, ctx.stream());
+  gpu::copy_box(ux, ext, {0, 0, 0, 0}, xp, tile.extents, tile.at, ext, false, ctx.stream());
   float* y = ctx.arena().allocate_n<float>(static_cast<size_t>(out_box.volume()));
-  const TensorDesc xd(tile.padded), yd(gpu::extents(out_box));
+  const TensorDesc xd(tile.extents), yd(gpu::extents(out_box));
   const PoolDesc pd(mode, l.layer.window);
   const float one = 1.0f, zero = 0.0f;
   check(cudnnPoolingForward(ctx.cudnn(), pd.get(), &one, xd.get(), xp, &zero, yd.get(), y), "cudnnPoolingForward");
@@ -118,10 +106,10 @@ Tensor GpuKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_ou
   ctx.arena().reset();
   const Box& out_box = grad_output.box();
   const Box in_box = l.required_input(0, out_box);
-  const PaddedTile tile(l.layer.window, out_box, in_box);
+  const gpu::PaddedTile tile = gpu::padded_tile(l.layer.window, out_box, in_box);
   const float* dy = ctx.upload(grad_output);
   float* dxp = ctx.arena().allocate_n<float>(static_cast<size_t>(tile.count()));
-  const TensorDesc xd(tile.padded), yd(gpu::extents(out_box));
+  const TensorDesc xd(tile.extents), yd(gpu::extents(out_box));
   const PoolDesc pd(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, l.layer.window);
   const float one = 1.0f, zero = 0.0f;
   // Average pooling's backward reads neither y nor x; cuDNN still takes them.
@@ -130,7 +118,7 @@ Tensor GpuKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_ou
         "cudnnPoolingBackward");
   const Dims4 ext = gpu::extents(in_box);
   float* dx = ctx.arena().allocate_n<float>(static_cast<size_t>(in_box.volume()));
-  gpu::copy_box(dxp, tile.padded, tile.at, dx, ext, {0, 0, 0, 0}, ext, false, ctx.stream());
+  gpu::copy_box(dxp, tile.extents, tile.at, dx, ext, {0, 0, 0, 0}, ext, false, ctx.stream());
   return ctx.download(dx, in_box);
 }
 
