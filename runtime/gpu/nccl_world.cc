@@ -1,3 +1,4 @@
+// NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
 #include "runtime/gpu/nccl_world.h"
 
 #include <cuda_runtime_api.h>

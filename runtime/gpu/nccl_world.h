@@ -1,4 +1,5 @@
 #pragma once
+// NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
 // One rank's NCCL communicator over all ranks (docs/gpu-backend.md): rank 0's unique id
 // reaches the others through the rendezvous the ranks meet in (share_from_rank0: the
 // launcher's directory, PMI-2 or PMIx), then every rank joins on its GPU. The communicator is

@@ -1,4 +1,5 @@
 #pragma once
+// NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
 // The NCCL and CUDA state behind NcclWorld (nccl_world.h), shared with the NCCL transport
 // (nccl_transport.cc): the world communicator, its stream, and the waits with a timeout.
 // Private to runtime/gpu.
