@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "cli/gpu_requirements.h"
 #include "common/error.h"
 #include "launcher/local_launcher.h"
 
@@ -10,14 +11,14 @@ namespace layerplan {
 
 void add_launch_command(CLI::App& cmd, LaunchCommandArgs& args) {
   cmd.add_option("--nproc", args.nproc, "Ranks to start")->capture_default_str();
-  cmd.add_option("--backend", args.backend, "Compute and communication backend: cpu (oneDNN + Gloo)")
-      ->capture_default_str();
+  add_word_option(&cmd, "--backend", args.backend, backend_words(),
+                  "cpu (oneDNN + Gloo) or gpu (rank k on the k-th visible GPU; cuDNN/cuBLAS + NCCL)");
   cmd.add_option("--grace-period", args.grace_s, "Seconds between SIGTERM and SIGKILL when stopping the ranks")
       ->capture_default_str();
   // The ranks' command starts at the first word that is not one of our flags (as torchrun
   // takes a script and its flags); split_launch_argv() has already taken what follows `--`.
   cmd.prefix_command();
-  cmd.footer("Usage: layerplan launch --nproc N [--backend cpu] [--] COMMAND ARGS...");
+  cmd.footer("Usage: layerplan launch --nproc N [--backend cpu|gpu] [--] COMMAND ARGS...");
 }
 
 int split_launch_argv(int argc, char** argv, LaunchCommandArgs& args) {
@@ -48,9 +49,11 @@ int run_launch_command(const CLI::App& launch, const LaunchCommandArgs& args) {
   }
   require(std::isfinite(args.grace_s) && args.grace_s >= 0 && args.grace_s <= 600,
           "--grace-period " + std::to_string(args.grace_s) + ": expected 0 to 600 seconds");
+  // Rank k computes on the k-th visible GPU (runtime/gpu/gpu_binding.h): there must be one per rank.
+  if (args.backend == Backend::kGpu && args.nproc >= 1) require_visible_gpus(args.nproc);
   LaunchOptions options;
   options.nproc = args.nproc;
-  options.backend = args.backend;
+  options.backend = args.backend == Backend::kGpu ? "gpu" : "cpu";
   options.command = command;
   options.grace_period = std::chrono::milliseconds(static_cast<long long>(args.grace_s * 1000));
   const LaunchResult result = launch_local(options);

@@ -1,5 +1,5 @@
 #pragma once
-// `layerplan launch --nproc N [--backend cpu] -- COMMAND ARGS...`: runs N ranks of a
+// `layerplan launch --nproc N [--backend cpu|gpu] -- COMMAND ARGS...`: runs N ranks of a
 // command on this machine (launcher/local_launcher.h says what each rank gets and what
 // happens when one fails).
 #include <CLI/CLI.hpp>
@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_option.h"
+
 namespace layerplan {
 
 struct LaunchCommandArgs {
   int nproc = 1;
-  std::string backend = "cpu";
+  Backend backend = Backend::kCpu;
   double grace_s = 3.0;
   std::vector<std::string> command;
 };

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cli/gpu_requirements.h"
 #include "cli/kernels_option.h"
 #include "cli/word_option.h"
 #include "common/error.h"
@@ -127,12 +128,18 @@ void add_train_command(CLI::App& cmd, TrainCommandArgs& args) {
   cmd.add_option("--seed", o.seed, "Seed of the initial weights, the shuffle and synthetic data")
       ->capture_default_str();
   add_kernels_option(cmd, o.kernels);
+  add_backend_option(cmd, args.backend);
+  add_precision_option(cmd, args.precision);
   add_output_flags(cmd, o);
 }
 
 int run_train_command(const TrainCommandArgs& args) {
   // Everything that can be wrong with the input is checked before the log is opened or
   // the ranks connect (the Trainer checks the rest).
+  const Backend backend = chosen_backend(args.backend, std::getenv("LAYERPLAN_BACKEND"));
+  require(backend == Backend::kGpu || args.precision == Precision::kFp32,
+          "--precision " + std::string(precision_name(args.precision)) +
+              ": expected fp32 with --backend cpu (tf32 and bf16 are GPU math)");
   const PlanFile file = read_plan_file(args.plan);
   const std::optional<GlooOptions> ranks = world_from_env();
   const bool launched = ranks.has_value();
@@ -148,6 +155,12 @@ int run_train_command(const TrainCommandArgs& args) {
           (under_srun ? "`srun --mpi=" + std::string(mpi) + " -n " + std::to_string(devices) + " layerplan train ...`"
                       : "`layerplan launch --nproc " + std::to_string(devices) + " -- layerplan train ...`"));
   const ModelAndPlan loaded = model_and_plan(file, args.model, args.model_path);
+  if (backend == Backend::kGpu) {
+    require_gpu_of_this_rank();  // the driver, and this rank's GPU among the visible ones
+    // The kernels and the NCCL transport are built but not yet joined to the trainer, and
+    // nothing of them has run on a GPU (docs/gpu-backend.md, "What has run where").
+    throw UsageError("--backend gpu: training on GPUs is not available yet (docs/gpu-backend.md); use --backend cpu");
+  }
 
   ProgressPrinter printer(file, world.rank, launched, args.trainer.save);
   TrainerOptions options = args.trainer;

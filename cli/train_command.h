@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_option.h"
 #include "runtime/training/trainer_options.h"
 
 namespace layerplan {
@@ -16,6 +17,8 @@ struct TrainCommandArgs {
   std::optional<std::string> plan;   // default: $LAYERPLAN_PLAN
   std::optional<std::string> model;  // default: the plan's model
   std::vector<std::string> model_path;
+  std::optional<Backend> backend;  // default: $LAYERPLAN_BACKEND, else cpu
+  Precision precision = Precision::kFp32;
   TrainerOptions trainer;  // every other flag (its observer is set by run_train_command)
 };
 

@@ -1,6 +1,7 @@
 # Whether to build the GPU backend (docs/gpu-backend.md): -DLAYERPLAN_CUDA=auto (the default:
 # when the CUDA toolkit 13, cuDNN and NCCL are found, as under /usr/local/cuda), on (they must
-# be found) or off. Sets LAYERPLAN_HAVE_CUDA, LAYERPLAN_NCCL_INCLUDE_DIR, LAYERPLAN_NCCL_LIBRARY.
+# be found) or off. Enables the CUDA language; sets LAYERPLAN_HAVE_CUDA, LAYERPLAN_CUDNN_LIBRARY,
+# LAYERPLAN_CUDNN_INCLUDE_DIR, LAYERPLAN_NCCL_INCLUDE_DIR, LAYERPLAN_NCCL_LIBRARY.
 set(LAYERPLAN_CUDA auto CACHE STRING "Build the GPU backend: auto, on or off")
 set_property(CACHE LAYERPLAN_CUDA PROPERTY STRINGS auto on off)
 if(NOT LAYERPLAN_CUDA MATCHES "^(auto|on|off)$")
@@ -34,6 +35,14 @@ if(NOT LAYERPLAN_CUDA STREQUAL "off")
     message(STATUS "GPU backend: not built (not found: ${missing})")
   else()
     set(LAYERPLAN_HAVE_CUDA ON)
+    # The backend's own kernels (runtime/gpu/*.cu): Hopper, and Ampere as the older architecture.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90 80)
+    endif()
+    if(NOT CMAKE_CUDA_COMPILER)
+      set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+    endif()
+    enable_language(CUDA)
     message(STATUS "GPU backend: built with CUDA ${CUDAToolkit_VERSION}, NCCL ${LAYERPLAN_NCCL_LIBRARY}")
   endif()
 endif()

@@ -144,8 +144,8 @@ int exit_code_of(int status) {
 std::string checked_program(const LaunchOptions& options) {
   require(options.nproc >= 1, "--nproc " + std::to_string(options.nproc) + ": expected 1 or more ranks");
   require(options.nproc <= 4096, "--nproc " + std::to_string(options.nproc) + ": expected at most 4096 ranks");
-  require(options.backend == "cpu",
-          "--backend '" + options.backend + "': expected cpu (the GPU backend is not built yet)");
+  require(options.backend == "cpu" || options.backend == "gpu",
+          "--backend '" + options.backend + "': expected cpu or gpu");
   require(!options.command.empty(),
           "expected the command to run after --, e.g. layerplan launch --nproc 2 -- ./program args");
   std::string program = find_program(options.command[0]);

@@ -6,7 +6,7 @@
 //   LAYERPLAN_RANK, LAYERPLAN_LOCAL_RANK  k (0..N-1)
 //   LAYERPLAN_WORLD_SIZE                  N
 //   LAYERPLAN_STORE_DIR                   a fresh rendezvous directory (mkdtemp), removed at the end
-//   LAYERPLAN_BACKEND                     the backend ("cpu")
+//   LAYERPLAN_BACKEND                     the backend ("cpu" or "gpu": rank k then uses the k-th visible GPU)
 //   OMP_NUM_THREADS                       the number of CPUs in its share
 // and is pinned (sched_setaffinity) to its share of the CPUs this process may use
 // (common/cpu_shares.h). Its stdin is /dev/null; each line it writes to stdout or
@@ -55,7 +55,7 @@ struct LaunchResult {
 };
 
 // Runs the ranks to the end. Throws UsageError for bad options (nproc < 1, an empty
-// command, a program not found in PATH, a backend other than "cpu"), before starting any.
+// command, a program not found in PATH, a backend other than "cpu" or "gpu"), before starting any.
 LaunchResult launch_local(const LaunchOptions& options);
 
 }  // namespace layerplan

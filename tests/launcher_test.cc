@@ -502,7 +502,7 @@ TEST(Launch, BadInputGivesOneLineAndExitTwo) {
       {{"launch", "--nproc", "2"}, "expected the command to run after --"},
       {{"launch", "--nproc", "2", "--", "no-such-program-xyz"}, "'no-such-program-xyz'"},
       {{"launch", "--nproc", "2", "--", "/nonexistent/prog"}, "'/nonexistent/prog'"},
-      {{"launch", "--backend", "gpu", "--", kWorker}, "--backend 'gpu'"},
+      {{"launch", "--backend", "tpu", "--", kWorker}, "--backend: 'tpu': expected cpu or gpu"},
       {{"launch", "--grace-period", "-1", "--", kWorker}, "--grace-period"},
       {{"launch", "--nproc", "1", "--bogus", kWorker}, "unknown flag '--bogus'"},
   };

@@ -1,3 +1,4 @@
+// NOT YET RUN ON A GPU: in CI it runs only with no GPU visible (docs/gpu-backend.md, "What has run where").
 #include "runtime/gpu/gpu_inventory.h"
 
 #include <cuda_runtime_api.h>

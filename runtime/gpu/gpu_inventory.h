@@ -1,4 +1,5 @@
 #pragma once
+// NOT YET RUN ON A GPU: in CI it runs only with no GPU visible (docs/gpu-backend.md, "What has run where").
 // The GPUs this process can use, as the CUDA runtime sees them (CUDA_VISIBLE_DEVICES
 // respected), and the one-line refusal when a run needs more than there are
 // (docs/gpu-backend.md). Built only with the GPU backend (-DLAYERPLAN_CUDA); the CUDA

@@ -1,3 +1,4 @@
+// NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
 #include "runtime/gpu/nccl_world.h"
 
 #include <cuda_runtime_api.h>
@@ -11,34 +12,9 @@
 
 #include "common/error.h"
 #include "runtime/communicator.h"
+#include "runtime/gpu/nccl_world_state.h"
 
 namespace layerplan {
-
-struct NcclWorld::State {
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  std::chrono::milliseconds timeout{};
-  bool failed = false;
-
-  // Waits until the communicator's last call has completed (ncclInProgress no more), or
-  // aborts it after the timeout.
-  void settle(int rank, const std::string& what) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    ncclResult_t state = ncclInProgress;
-    while (ncclCommGetAsyncError(comm, &state) == ncclSuccess && state == ncclInProgress) {
-      if (std::chrono::steady_clock::now() > deadline) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    if (state != ncclSuccess) fail(rank, what, state == ncclInProgress ? "timed out" : ncclGetErrorString(state));
-  }
-
-  [[noreturn]] void fail(int rank, const std::string& what, const std::string& why) {
-    failed = true;
-    if (comm != nullptr) ncclCommAbort(comm);  // ends the waits of this rank's kernels
-    comm = nullptr;
-    throw CommError("rank " + std::to_string(rank) + ": NCCL " + what + ": " + why);
-  }
-};
 
 NcclWorld::NcclWorld(const GlooOptions& options, int device)
     : state_(std::make_unique<State>()), rank_(options.rank), size_(options.world_size) {
@@ -75,13 +51,7 @@ void NcclWorld::all_reduce_sum(float* device_data, size_t count) {
       ncclAllReduce(device_data, device_data, count, ncclFloat32, ncclSum, state_->comm, state_->stream);
   if (r != ncclSuccess && r != ncclInProgress) state_->fail(rank_, "all-reduce", ncclGetErrorString(r));
   state_->settle(rank_, "all-reduce of " + std::to_string(count) + " floats");
-  const auto deadline = std::chrono::steady_clock::now() + state_->timeout;
-  cudaError_t done = cudaErrorNotReady;
-  while ((done = cudaStreamQuery(state_->stream)) == cudaErrorNotReady) {
-    if (std::chrono::steady_clock::now() > deadline) state_->fail(rank_, "all-reduce", "timed out on the GPU");
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  if (done != cudaSuccess) state_->fail(rank_, "all-reduce", cudaGetErrorString(done));
+  state_->wait_stream(rank_, "all-reduce");
 }
 
 }  // namespace layerplan

@@ -1,4 +1,5 @@
 #pragma once
+// NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
 // One rank's NCCL communicator over all ranks (docs/gpu-backend.md): rank 0's unique id
 // reaches the others through the rendezvous the ranks meet in (share_from_rank0: the
 // launcher's directory, PMI-2 or PMIx), then every rank joins on its GPU. The communicator is
@@ -23,13 +24,15 @@ class NcclWorld {
   NcclWorld& operator=(const NcclWorld&) = delete;
 
   int rank() const { return rank_; }
+  // The communicator and its stream, for the NCCL transport (nccl_world_state.h).
+  struct State;
+  State& state() { return *state_; }
   int size() const { return size_; }
   // Sums `count` floats at `device_data` (GPU memory) over all ranks, in place, and waits
   // for the result on the communicator's stream.
   void all_reduce_sum(float* device_data, size_t count);
 
  private:
-  struct State;
   std::unique_ptr<State> state_;
   int rank_ = 0;
   int size_ = 1;

@@ -1,3 +1,4 @@
+// NOT YET RUN ON A GPU: compiled and linked in CI only; it needs a GPU (docs/gpu-backend.md).
 // layerplan_gpu_probe: what scripts/gpu-check runs first on a GPU machine. It prints the
 // GPUs the CUDA runtime sees, then joins an NCCL communicator through the ranks' rendezvous
 // (share_from_rank0, as `layerplan train --backend gpu` will) and checks one all-reduce on

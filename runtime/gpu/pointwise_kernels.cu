@@ -1,0 +1,125 @@
+// NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
+#include "runtime/gpu/pointwise_kernels.h"
+
+#include "runtime/gpu/cuda_check.h"
+#include "runtime/gpu/device_index.h"
+
+namespace layerplan::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t count) {
+  const int64_t blocks = (count + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+}
+
+struct DropoutTile {
+  int64_t ext[4], origin[4], whole[4];
+};
+
+// SplitMix64's finalizer, as kernel_types.cc's dropout_keeps.
+__device__ uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+__global__ void dropout_kernel(const float* x, float* y, DropoutTile t, int64_t count, uint64_t seed,
+                               double probability) {
+  const double scale = 1.0 / (1.0 - probability);
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t index = whole_tensor_index(i, t.ext, t.origin, t.whole);
+    const uint64_t bits = mix(mix(seed + 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(index));
+    const double u = static_cast<double>(bits >> 40) / 16777216.0;
+    y[i] = u >= probability ? static_cast<float>(x[i] * scale) : 0.0f;
+  }
+}
+
+__global__ void gap_forward_kernel(const float* x, float* y, int64_t planes, int64_t area) {
+  for (int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; p < planes;
+       p += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double acc = 0;
+    for (int64_t k = 0; k < area; ++k) acc += x[p * area + k];
+    y[p] = static_cast<float>(acc / static_cast<double>(area));
+  }
+}
+
+__global__ void gap_backward_kernel(const float* dy, float* dx, int64_t planes, int64_t area) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < planes * area;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dx[i] = static_cast<float>(dy[i / area] / static_cast<double>(area));
+}
+
+__global__ void softmax_forward_kernel(const float* x, const int64_t* labels, float* probabilities, double* loss,
+                                       int64_t samples, int64_t classes) {
+  for (int64_t s = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; s < samples;
+       s += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float* row = x + s * classes;
+    float* p = probabilities + s * classes;
+    double top = row[0];
+    for (int64_t k = 1; k < classes; ++k) top = row[k] > top ? row[k] : top;
+    double total = 0;
+    for (int64_t k = 0; k < classes; ++k) total += exp(row[k] - top);
+    for (int64_t k = 0; k < classes; ++k) p[k] = static_cast<float>(exp(row[k] - top) / total);
+    loss[s] = log(total) + top - row[labels[s]];
+  }
+}
+
+__global__ void softmax_backward_kernel(const float* probabilities, const int64_t* labels, float* dx, int64_t samples,
+                                        int64_t classes, double batch) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < samples * classes;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = probabilities[i];
+    if (i % classes == labels[i / classes]) v -= 1.0f;
+    dx[i] = static_cast<float>(v / batch);
+  }
+}
+
+}  // namespace
+
+void dropout(const float* x, float* y, const Dims4& ext, const Dims4& origin, const Dims4& whole, uint64_t seed,
+             double probability, cudaStream_t stream) {
+  DropoutTile t{};
+  int64_t count = 1;
+  for (int d = 0; d < 4; ++d) {
+    t.ext[d] = ext[d];
+    t.origin[d] = origin[d];
+    t.whole[d] = whole[d];
+    count *= ext[d];
+  }
+  if (count == 0) return;
+  dropout_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, t, count, seed, probability);
+  check(cudaGetLastError(), "dropout");
+}
+
+void global_avg_pool_forward(const float* x, float* y, int64_t planes, int64_t area, cudaStream_t stream) {
+  if (planes == 0) return;
+  gap_forward_kernel<<<blocks_for(planes), kThreads, 0, stream>>>(x, y, planes, area);
+  check(cudaGetLastError(), "global_avg_pool_forward");
+}
+
+void global_avg_pool_backward(const float* dy, float* dx, int64_t planes, int64_t area, cudaStream_t stream) {
+  if (planes * area == 0) return;
+  gap_backward_kernel<<<blocks_for(planes * area), kThreads, 0, stream>>>(dy, dx, planes, area);
+  check(cudaGetLastError(), "global_avg_pool_backward");
+}
+
+void softmax_cross_entropy_forward(const float* x, const int64_t* labels, float* probabilities, double* loss,
+                                   int64_t samples, int64_t classes, cudaStream_t stream) {
+  if (samples == 0) return;
+  softmax_forward_kernel<<<blocks_for(samples), kThreads, 0, stream>>>(x, labels, probabilities, loss, samples,
+                                                                       classes);
+  check(cudaGetLastError(), "softmax_cross_entropy_forward");
+}
+
+void softmax_cross_entropy_backward(const float* probabilities, const int64_t* labels, float* dx, int64_t samples,
+                                    int64_t classes, double batch, cudaStream_t stream) {
+  if (samples * classes == 0) return;
+  softmax_backward_kernel<<<blocks_for(samples * classes), kThreads, 0, stream>>>(probabilities, labels, dx, samples,
+                                                                                  classes, batch);
+  check(cudaGetLastError(), "softmax_cross_entropy_backward");
+}
+
+}  // namespace layerplan::gpu
