@@ -143,7 +143,8 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   PlanOptions options;
   options.sync = args.sync;
   write_plan_outputs(std::cout, args.outputs, job.plan, job.graph, job.devices, text.str(),
-                     node_scaling_cases(node, config, args.model, job.plan.batch / job.devices.device_count()), options);
+                     node_scaling_cases(node, config, args.model, job.plan.batch / job.devices.device_count()),
+                     options);
   return 0;
 }
 

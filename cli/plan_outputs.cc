@@ -6,9 +6,9 @@
 #include "cli/node_options.h"
 #include "common/error.h"
 #include "model/model_file.h"
-#include "topology/topology_device_graph.h"
 #include "report/plan_trace.h"
 #include "report/report_page.h"
+#include "topology/topology_device_graph.h"
 
 namespace layerplan {
 

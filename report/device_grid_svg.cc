@@ -88,11 +88,8 @@ void write_device_grid(XmlWriter& xml, const ModelGraph& graph, const StrategyCo
   for (const Layer& l : graph.layers()) {
     const double y = kHeader + l.id * kRowHeight;
     if (l.id % 2 == 1) {
-      xml.leaf("rect", {{"class", "stripe"},
-                        {"x", "0"},
-                        {"y", px(y)},
-                        {"width", px(width)},
-                        {"height", px(kRowHeight)}});
+      xml.leaf("rect",
+               {{"class", "stripe"}, {"x", "0"}, {"y", px(y)}, {"width", px(width)}, {"height", px(kRowHeight)}});
     }
     write_row(xml, l, strategy.layers[static_cast<size_t>(l.id)].config, y, cell);
   }

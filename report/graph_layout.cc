@@ -19,7 +19,8 @@ GraphLayout layout_graph(const ModelGraph& graph) {
     layout.rows = std::max(layout.rows, layout.row[static_cast<size_t>(l.id)] + 1);
   }
   std::vector<std::vector<int>> members(static_cast<size_t>(layout.rows));
-  for (const Layer& l : graph.layers()) members[static_cast<size_t>(layout.row[static_cast<size_t>(l.id)])].push_back(l.id);
+  for (const Layer& l : graph.layers())
+    members[static_cast<size_t>(layout.row[static_cast<size_t>(l.id)])].push_back(l.id);
   std::vector<double> position(n, 0);  // the column a layer is drawn at, centred rows
   for (std::vector<int>& row : members) {
     std::vector<double> wanted(row.size(), 0);

@@ -10,8 +10,8 @@
 namespace layerplan::report {
 
 struct GraphLayout {
-  std::vector<int> row;     // per layer id
-  std::vector<int> column;  // per layer id: its place in its row, from 0
+  std::vector<int> row;        // per layer id
+  std::vector<int> column;     // per layer id: its place in its row, from 0
   std::vector<int> row_width;  // layers per row
   int rows = 0;
   int columns = 0;  // the widest row's layer count

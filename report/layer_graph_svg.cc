@@ -73,7 +73,8 @@ void write_layer_graph(XmlWriter& xml, const ModelGraph& graph, const StrategyCo
                    {"height", px(height)},
                    {"viewBox", "0 0 " + px(width) + " " + px(height)}});
   write_edges(xml, graph, layout);
-  for (const Layer& l : graph.layers()) write_layer(xml, l, strategy.layers[static_cast<size_t>(l.id)], box_at(layout, l.id));
+  for (const Layer& l : graph.layers())
+    write_layer(xml, l, strategy.layers[static_cast<size_t>(l.id)], box_at(layout, l.id));
   xml.close();
 }
 

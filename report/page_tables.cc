@@ -35,8 +35,8 @@ void cell(XmlWriter& xml, const std::string& text, bool number = true) {
 
 void write_strategy_table(XmlWriter& xml, const Plan& plan) {
   xml.open("table", {{"class", "strategies"}});
-  header_row(xml, {"strategy", "step ms", "images/s", "speedup", "compute ms", "transfer ms", "sync ms",
-                   "comm MB/step"});
+  header_row(xml,
+             {"strategy", "step ms", "images/s", "speedup", "compute ms", "transfer ms", "sync ms", "comm MB/step"});
   const double reference = plan.baselines.front().step_s();
   std::vector<const StrategyCost*> rows{&plan.chosen};
   for (const StrategyCost& b : plan.baselines) rows.push_back(&b);

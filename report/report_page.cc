@@ -66,9 +66,9 @@ void write_intro(XmlWriter& xml, const ReportInput& in) {
   xml.leaf("p", {}, line);
   if (!plan.warning.empty()) xml.leaf("p", {{"class", "note"}}, "warning: " + plan.warning);
   xml.open("nav");
-  for (const auto& [id, label] : {std::pair{"graph", "layer graph"}, std::pair{"grid", "devices x layers"},
-                                  std::pair{"timeline", "predicted step"}, std::pair{"scaling", "scaling"},
-                                  std::pair{"numbers", "numbers"}}) {
+  for (const auto& [id, label] :
+       {std::pair{"graph", "layer graph"}, std::pair{"grid", "devices x layers"},
+        std::pair{"timeline", "predicted step"}, std::pair{"scaling", "scaling"}, std::pair{"numbers", "numbers"}}) {
     xml.leaf("a", {{"href", std::string("#") + id}}, label);
   }
   xml.close();
@@ -102,7 +102,8 @@ void write_pictures(XmlWriter& xml, const ReportInput& in) {
                 "Devices that take part in the same phases share a row; a span covers the phase, which the model "
                 "prices by its slowest device.");
   std::vector<StepTimeline> timelines{step_timeline(in.graph, in.plan.chosen, in.devices.device_count())};
-  for (const StrategyCost& b : in.plan.baselines) timelines.push_back(step_timeline(in.graph, b, in.devices.device_count()));
+  for (const StrategyCost& b : in.plan.baselines)
+    timelines.push_back(step_timeline(in.graph, b, in.devices.device_count()));
   write_timeline_legend(xml);
   xml.open("div", {{"class", "scroll"}});
   write_timelines(xml, in.graph, timelines);

@@ -19,9 +19,9 @@ struct ReportInput {
   const Plan& plan;
   const ModelGraph& graph;
   const DeviceGraph& devices;
-  std::optional<ScalingCurve> scaling;     // left out: no chart
-  std::string text_report;                 // `layerplan plan`'s text, shown as is at the end
-  std::vector<MeasuredProfile> measured;   // `layerplan train --profile` files, one per rank
+  std::optional<ScalingCurve> scaling;    // left out: no chart
+  std::string text_report;                // `layerplan plan`'s text, shown as is at the end
+  std::vector<MeasuredProfile> measured;  // `layerplan train --profile` files, one per rank
 };
 
 std::string report_html(const ReportInput& input);

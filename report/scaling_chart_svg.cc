@@ -29,12 +29,13 @@ std::string number(double value, const char* format) {
 }
 
 void write_frame(XmlWriter& xml, const ScalingCurve& curve, const Axes& axes) {
-  xml.leaf("rect", {{"class", "plot"}, {"x", px(kLeft)}, {"y", px(kTop)}, {"width", px(kPlotWidth)},
-                    {"height", px(kPlotHeight)}});
+  xml.leaf(
+      "rect",
+      {{"class", "plot"}, {"x", px(kLeft)}, {"y", px(kTop)}, {"width", px(kPlotWidth)}, {"height", px(kPlotHeight)}});
   for (double value = 0; value <= axes.y_max; value += axes.y_step) {
     const double y = axes.y(value);
-    xml.leaf("line", {{"class", "gridline"}, {"x1", px(kLeft)}, {"x2", px(kLeft + kPlotWidth)}, {"y1", px(y)},
-                      {"y2", px(y)}});
+    xml.leaf("line",
+             {{"class", "gridline"}, {"x1", px(kLeft)}, {"x2", px(kLeft + kPlotWidth)}, {"y1", px(y)}, {"y2", px(y)}});
     xml.leaf("text", {{"x", px(kLeft - 6)}, {"y", px(y + 4)}, {"class", "yl"}}, number(value, "%.0f"));
   }
   for (const ScalingPoint& p : curve.points) {
@@ -43,12 +44,16 @@ void write_frame(XmlWriter& xml, const ScalingCurve& curve, const Axes& axes) {
   }
   if (curve.job_gpus > 0) {
     const double x = axes.x(curve.job_gpus);
-    xml.leaf("line", {{"class", "job"}, {"x1", px(x)}, {"x2", px(x)}, {"y1", px(kTop)}, {"y2", px(kTop + kPlotHeight)}});
+    xml.leaf("line",
+             {{"class", "job"}, {"x1", px(x)}, {"x2", px(x)}, {"y1", px(kTop)}, {"y2", px(kTop + kPlotHeight)}});
     xml.leaf("text", {{"x", px(x + 4)}, {"y", px(kTop + 12)}, {"class", "jobl"}}, "this job");
   }
   xml.leaf("text", {{"x", px(kLeft + kPlotWidth / 2)}, {"y", px(kTop + kPlotHeight + 36)}, {"class", "tick"}}, "GPUs");
-  xml.leaf("text", {{"x", "14"}, {"y", px(kTop + kPlotHeight / 2)}, {"class", "ylabel"},
-                    {"transform", "rotate(-90 14 " + px(kTop + kPlotHeight / 2) + ")"}},
+  xml.leaf("text",
+           {{"x", "14"},
+            {"y", px(kTop + kPlotHeight / 2)},
+            {"class", "ylabel"},
+            {"transform", "rotate(-90 14 " + px(kTop + kPlotHeight / 2) + ")"}},
            "images/s");
 }
 
@@ -75,8 +80,8 @@ void write_line(XmlWriter& xml, const ScalingCurve& curve, const Axes& axes, siz
                    " images/s" + (hollow ? " (search out of budget: best baseline)" : ""));
   }
   const double y = kTop + 10 + static_cast<double>(s) * 20;
-  xml.leaf("rect", {{"x", px(kLeft + kPlotWidth + 20)}, {"y", px(y - 9)}, {"width", "14"}, {"height", "10"},
-                    {"fill", color}});
+  xml.leaf("rect",
+           {{"x", px(kLeft + kPlotWidth + 20)}, {"y", px(y - 9)}, {"width", "14"}, {"height", "10"}, {"fill", color}});
   xml.leaf("text", {{"x", px(kLeft + kPlotWidth + 40)}, {"y", px(y)}}, curve.strategies[s]);
 }
 

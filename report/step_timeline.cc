@@ -1,6 +1,7 @@
 #include "report/step_timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "model/geometry.h"
@@ -46,11 +47,12 @@ TimelinePhase transfer_phase(const ModelGraph& graph, const Layer& layer, const 
       moved += v.elements;
     }
   }
-  // Each pair's elements move forward and back: transfer_bytes = 2 * moved * element size.
+  // transfer_bytes counts each pair's elements forward and back; a device sends and
+  // receives its elements once each way too.
   const double bytes_per_element = moved > 0 ? static_cast<double>(row.transfer_bytes) / static_cast<double>(moved) : 0;
   for (const auto& [device, count] : elements) {
     phase.devices.push_back(device);
-    phase.device_bytes.push_back(static_cast<int64_t>(static_cast<double>(count) * bytes_per_element / 2));
+    phase.device_bytes.push_back(std::llround(static_cast<double>(count) * bytes_per_element));
   }
   return phase;
 }

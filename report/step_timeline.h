@@ -23,9 +23,9 @@ struct TimelinePhase {
   StepPhase kind = StepPhase::kCompute;
   double start_s = 0;
   double duration_s = 0;
-  int64_t bytes = 0;         // transfer and sync: the layer's bytes over all devices
-  std::vector<int> devices;  // ascending: the devices busy in this phase
-  std::vector<int64_t> device_bytes;  // transfer: bytes each of `devices` sends and receives
+  int64_t bytes = 0;                  // transfer and sync: the layer's bytes over all devices
+  std::vector<int> devices;           // ascending: the devices busy in this phase
+  std::vector<int64_t> device_bytes;  // transfer: bytes each of `devices` sends and receives, both ways
 };
 
 struct StepTimeline {

@@ -26,7 +26,7 @@ struct Run {
 
 std::string seconds_text(double s) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.9g", s);
+  std::snprintf(text, sizeof text, "%.10g", s);
   return text;
 }
 
@@ -125,7 +125,9 @@ double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimelin
 }  // namespace
 
 void write_timeline_legend(XmlWriter& xml) {
-  xml.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"}, {"class", "timelines"}, {"width", "420"}, {"height", "22"}});
+  xml.open(
+      "svg",
+      {{"xmlns", "http://www.w3.org/2000/svg"}, {"class", "timelines legend"}, {"width", "420"}, {"height", "22"}});
   double x = 0;
   for (const StepPhase kind : {StepPhase::kCompute, StepPhase::kTransfer, StepPhase::kSync}) {
     xml.leaf("rect", {{"class", step_phase_name(kind)}, {"x", px(x)}, {"y", "4"}, {"width", "16"}, {"height", "12"}});
@@ -135,8 +137,7 @@ void write_timeline_legend(XmlWriter& xml) {
   xml.close();
 }
 
-void write_timelines(XmlWriter& xml, const ModelGraph& graph, const std::vector<StepTimeline>& timelines,
-                     bool zoomed) {
+void write_timelines(XmlWriter& xml, const ModelGraph& graph, const std::vector<StepTimeline>& timelines, bool zoomed) {
   double max_step = 0;
   double height = kAxisHeight + 10;
   for (const StepTimeline& t : timelines) {
