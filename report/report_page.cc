@@ -32,7 +32,7 @@ svg.graph rect { stroke: #555; stroke-width: 0.6; }
 svg.grid text.label, svg.timelines text.label { text-anchor: end; }
 svg.grid text.head, svg.grid text.tileno { text-anchor: middle; font-size: 9px; }
 svg.grid rect.stripe { fill: #f4f4f4; }
-svg.timelines rect.compute { fill: #4e79a7; } svg.timelines rect.transfer { fill: #f28e2b; }
+svg.timelines rect.compute { fill: #4e79a7; } svg.timelines rect.transfer { fill: #76b7b2; }
 svg.timelines rect.sync { fill: #e15759; } svg.timelines text.strategy { font-weight: 600; font-size: 12px; }
 svg.timelines text.tick, svg.scaling text.tick { text-anchor: middle; }
 svg line.tick { stroke: #444; } svg.scaling rect.plot { fill: none; stroke: #999; }
@@ -102,8 +102,10 @@ void write_pictures(XmlWriter& xml, const ReportInput& in) {
                 "Devices that take part in the same phases share a row; a span covers the phase, which the model "
                 "prices by its slowest device.");
   std::vector<StepTimeline> timelines{step_timeline(in.graph, in.plan.chosen, in.devices.device_count())};
-  for (const StrategyCost& b : in.plan.baselines)
-    timelines.push_back(step_timeline(in.graph, b, in.devices.device_count()));
+  for (const StrategyCost& b : in.plan.baselines) {
+    // A plan whose chosen strategy is a baseline (--mode data) shows it once.
+    if (b.name != in.plan.chosen.name) timelines.push_back(step_timeline(in.graph, b, in.devices.device_count()));
+  }
   write_timeline_legend(xml);
   xml.open("div", {{"class", "scroll"}});
   write_timelines(xml, in.graph, timelines);
