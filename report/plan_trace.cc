@@ -8,6 +8,7 @@ namespace layerplan::report {
 void write_plan_trace(std::ostream& out, const ModelGraph& graph, const StrategyCost& strategy, int device_count) {
   const StepTimeline timeline = step_timeline(graph, strategy, device_count);
   std::vector<TraceProcess> processes;
+  processes.reserve(static_cast<size_t>(device_count));
   for (int d = 0; d < device_count; ++d) processes.push_back({d, "gpu " + std::to_string(d) + " (predicted)"});
   std::vector<TraceSpan> spans;
   for (const TimelinePhase& phase : timeline.phases) {

@@ -42,7 +42,7 @@ std::string publish_report(const std::string& plan_path, const std::string& html
   const std::string suffix = ".json";
   const bool json_name = plan_path.size() > suffix.size() &&
                          plan_path.compare(plan_path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  const std::string path = (json_name ? plan_path.substr(0, plan_path.size() - suffix.size()) : plan_path) + ".html";
+  std::string path = (json_name ? plan_path.substr(0, plan_path.size() - suffix.size()) : plan_path) + ".html";
   const std::string temp = path + "." + random_hex() + ".tmp";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   require(fd >= 0, "cannot create report '" + temp + "': " + std::strerror(errno));

@@ -102,6 +102,7 @@ void write_trace_part(const std::string& file, bool launched, int rank, const Mo
     for (size_t d = 0; d < executor.compute_seconds().front().size(); ++d) devices.push_back(static_cast<int>(d));
   }
   std::vector<TraceProcess> processes;
+  processes.reserve(devices.size());
   char steps_text[32];
   std::snprintf(steps_text, sizeof steps_text, "%g", steps);
   for (const int d : devices) {
