@@ -1,7 +1,9 @@
 #include "cli/plan_outputs.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
+#include <utility>
 
 #include "cli/node_options.h"
 #include "common/error.h"
@@ -26,6 +28,12 @@ void add_plan_output_flags(CLI::App& cmd, PlanOutputArgs& args) {
 void check_plan_output_args(const PlanOutputArgs& args) {
   require(args.scaling_budget_s > 0,
           "--report-budget " + std::to_string(args.scaling_budget_s) + ": expected a positive number of seconds");
+  // Refused before planning, so that a bad path leaves no plan file written either.
+  for (const auto& [flag, file] : {std::pair{"--report", args.report}, std::pair{"--trace", args.trace}}) {
+    if (!file) continue;
+    const std::filesystem::path dir = std::filesystem::absolute(*file).parent_path();
+    require(std::filesystem::is_directory(dir), std::string(flag) + " '" + *file + "': no directory " + dir.string());
+  }
 }
 
 PlanOptions scaling_options(const PlanOutputArgs& args, PlanOptions base) {

@@ -56,6 +56,11 @@ TEST(ReportCli, BadInputIsOneLineAndWritesNothing) {
   r = run({"report", dir.file("not-a-plan.json"), "-o", dir.file("y.html")});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_EQ(lines_of(r.err).size(), 1U) << r.err;
+  r = run({"plan", "--model", "lenet5", "--gpus", "2", "--json", dir.file("p.json"), "--trace",
+           dir.file("no-such-folder/t.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("layerplan: --trace '", 0), 0U) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("p.json")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.html")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.html")));
 }
