@@ -21,7 +21,7 @@ GraphLayout layout_graph(const ModelGraph& graph) {
   std::vector<std::vector<int>> members(static_cast<size_t>(layout.rows));
   for (const Layer& l : graph.layers())
     members[static_cast<size_t>(layout.row[static_cast<size_t>(l.id)])].push_back(l.id);
-  std::vector<double> position(n, 0);  // the column a layer is drawn at, centred rows
+  std::vector<double> position(n, 0);  // where a layer is drawn, in pitches (any origin)
   for (std::vector<int>& row : members) {
     std::vector<double> wanted(row.size(), 0);
     for (size_t i = 0; i < row.size(); ++i) {
@@ -33,15 +33,32 @@ GraphLayout layout_graph(const ModelGraph& graph) {
     std::vector<size_t> order(row.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wanted[a] < wanted[b]; });
-    const double centre = static_cast<double>(row.size() - 1) / 2;
+    // Each layer as near its producers as the row allows: left to right, at least one pitch
+    // apart, then the row shifted so that it sits where its layers want on average.
+    std::vector<double> placed(order.size());
+    double shift = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      placed[k] = k == 0 ? wanted[order[k]] : std::max(wanted[order[k]], placed[k - 1] + 1);
+      shift += wanted[order[k]] - placed[k];
+    }
+    shift /= static_cast<double>(order.size());
     for (size_t k = 0; k < order.size(); ++k) {
       const auto id = static_cast<size_t>(row[order[k]]);
       layout.column[id] = static_cast<int>(k);
-      position[id] = static_cast<double>(k) - centre;
+      position[id] = placed[k] + shift;
     }
     layout.row_width.push_back(static_cast<int>(row.size()));
     layout.columns = std::max(layout.columns, static_cast<int>(row.size()));
   }
+  // Positions from 0 at the leftmost layer.
+  double left = 0, right = 0;
+  for (size_t i = 0; i < n; ++i) {
+    left = std::min(left, position[i]);
+    right = std::max(right, position[i]);
+  }
+  layout.x.resize(n);
+  for (size_t i = 0; i < n; ++i) layout.x[i] = position[i] - left;
+  layout.width = n > 0 ? right - left + 1 : 0;
   return layout;
 }
 

@@ -19,9 +19,7 @@ struct Point {
 // Top-left corner of a layer's box.
 Point box_at(const GraphLayout& layout, int id) {
   const auto i = static_cast<size_t>(id);
-  const double pitch = kBoxWidth + kGapX;
-  const double indent = (layout.columns - layout.row_width[static_cast<size_t>(layout.row[i])]) * pitch / 2;
-  return {kMargin + indent + layout.column[i] * pitch, kMargin + layout.row[i] * (kBoxHeight + kGapY)};
+  return {kMargin + layout.x[i] * (kBoxWidth + kGapX), kMargin + layout.row[i] * (kBoxHeight + kGapY)};
 }
 
 void write_edges(XmlWriter& xml, const ModelGraph& graph, const GraphLayout& layout) {
@@ -65,7 +63,7 @@ void write_layer(XmlWriter& xml, const Layer& l, const LayerCost& cost, Point at
 
 void write_layer_graph(XmlWriter& xml, const ModelGraph& graph, const StrategyCost& strategy) {
   const GraphLayout layout = layout_graph(graph);
-  const double width = 2 * kMargin + layout.columns * (kBoxWidth + kGapX) - kGapX;
+  const double width = 2 * kMargin + layout.width * (kBoxWidth + kGapX) - kGapX;
   const double height = 2 * kMargin + layout.rows * (kBoxHeight + kGapY) - kGapY;
   xml.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
                    {"class", "graph"},
