@@ -18,6 +18,7 @@
 #include "cli/launch_command.h"
 #include "cli/plan_command.h"
 #include "cli/predict_command.h"
+#include "cli/report_command.h"
 #include "cli/topo_command.h"
 #include "cli/train_command.h"
 #include "common/error.h"
@@ -66,6 +67,8 @@ std::vector<Command> commands(const std::shared_ptr<LaunchCommandArgs>& launch_a
   return {
       command("plan", "Choose a configuration for every layer and compare with the baselines", add_plan_command,
               run_plan_command),
+      command("report", "Write a plan file's HTML report: layer graph, device grid, step timelines, scaling",
+              add_report_command, run_report_command),
       command("topo", "Show the GPUs, links and NICs of a node and how they are priced", add_topo_command,
               run_topo_command),
       command("models", "List the built-in models", add_models_command, run_models_command),

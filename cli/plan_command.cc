@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/node_options.h"
 #include "cli/plan_report.h"
@@ -83,6 +84,7 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   add_word_option(&cmd, "--mode", args.mode, kPlanModes,
                   "Strategy to report and write: layerwise, auto, data, model or owt");
   cmd.add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
+  add_plan_output_flags(cmd, args.outputs);
 }
 
 namespace {
@@ -136,19 +138,27 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + " (see `layerplan topo`): nothing to plan for");
   if (!args.batch) request.batch = args.batch_per_gpu * request.nodes * node.gpu_count();
   const JobPlan job = plan_job(request, node, config);
-  print_plan_report(std::cout, job.plan, job.graph, job.devices, args.verbose);
+  std::ostringstream text;
+  print_plan_report(text, job.plan, job.graph, job.devices, args.verbose);
+  std::cout << text.str();
   for (const std::string& note : node.notes) std::cout << "note: " << note << "\n";
   if (!job.warning.empty()) std::cerr << "layerplan: warning: " << job.warning << "\n";
   if (args.json_file) {
     write_file_atomically(*args.json_file, job.json, "--json");
     std::cout << "plan written to " << *args.json_file << "\n";
   }
+  PlanOptions options;
+  options.sync = args.sync;
+  write_plan_outputs(std::cout, args.outputs, job.plan, job.graph, job.devices, text.str(),
+                     node_scaling_cases(node, config, args.model, job.plan.batch / job.devices.device_count()),
+                     options);
   return 0;
 }
 
 }  // namespace
 
 int run_plan_command(const PlanCommandArgs& args) {
+  check_plan_output_args(args.outputs);
   require(args.batch_per_gpu >= 1, "--batch-per-gpu " + std::to_string(args.batch_per_gpu) + ": expected 1 or more");
   if (args.time_budget_s) {
     require(*args.time_budget_s > 0,
@@ -169,12 +179,16 @@ int run_plan_command(const PlanCommandArgs& args) {
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
   const Plan plan = make_plan(graph, devices, options);
-  print_plan_report(std::cout, plan, graph, devices, args.verbose);
+  std::ostringstream text;
+  print_plan_report(text, plan, graph, devices, args.verbose);
+  std::cout << text.str();
   if (!plan.warning.empty()) std::cerr << "layerplan: warning: " << plan.warning << "\n";
   if (args.json_file) {
     write_file_atomically(*args.json_file, plan_to_json(plan, graph, devices), "--json");
     std::cout << "plan written to " << *args.json_file << "\n";
   }
+  write_plan_outputs(std::cout, args.outputs, plan, graph, devices, text.str(),
+                     cluster_scaling_cases(spec, args.model, batch / gpus), options);
   return 0;
 }
 

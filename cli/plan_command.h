@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/plan_outputs.h"
 #include "job/job_plan.h"
 #include "planner/config_space.h"
 #include "planner/cost_model.h"
@@ -39,6 +40,7 @@ struct PlanCommandArgs {
   std::optional<std::string> config;
   PlanMode mode = PlanMode::kLayerwise;  // only with --topology-xml or --this-machine
   bool verbose = false;
+  PlanOutputArgs outputs;  // --report, --trace
 };
 
 // Adds the flags of `layerplan plan` to its subcommand `cmd`, storing them in `args`.

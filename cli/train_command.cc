@@ -105,6 +105,9 @@ void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
   cmd.add_option("--profile", o.profile,
                  "Time every layer's compute and the communication of each rank after the first step, and write "
                  "them as JSON to this file (under launch: FILE.rankN)");
+  cmd.add_option("--trace", o.trace,
+                 "Write the mean step after the first of every rank in Chrome's trace event format, for Perfetto "
+                 "(under launch rank 0 merges the ranks' parts; docs/report.md)");
   cmd.add_option("--save", o.save, "Write a checkpoint (safetensors) here at the end and every --save-every steps");
   cmd.add_option("--save-every", o.save_every, "Steps between checkpoints (0: only at the end)")->capture_default_str();
   cmd.add_option("--resume", o.resume, "Continue the run a checkpoint saved (weights, momentum, step)");

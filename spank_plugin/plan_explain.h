@@ -10,4 +10,13 @@ namespace layerplan::spank {
 
 std::vector<std::string> explain_lines(const JobPlan& job);
 
+// The plan's HTML report (report/report_page.h; no scaling chart: that would plan the
+// model again at other GPU counts, within the step's start).
+std::string explain_report_html(const JobPlan& job);
+
+// Writes `html` next to the published plan file `plan_path`, as its name with .html for
+// .json, through a temporary file of a random name (O_EXCL, O_NOFOLLOW, mode 0600)
+// renamed onto it, and returns the path. Throws UsageError naming the path on failure.
+std::string publish_report(const std::string& plan_path, const std::string& html);
+
 }  // namespace layerplan::spank

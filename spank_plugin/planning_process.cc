@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "spank_plugin/output_text.h"
+#include "spank_plugin/plan_explain.h"
 #include "spank_plugin/plan_file.h"
 #include "spank_plugin/planning_test_hook.h"
 #include "spank_plugin/step_environment.h"
@@ -36,6 +37,9 @@ ChildReport planned_report(const PlanningInput& input) {
   report.summary = plan.summary;
   report.warning = plan.warning;
   report.explain = plan.explain;
+  if (!plan.report_html.empty()) {
+    report.explain.push_back("layerplan: report written to " + publish_report(report.plan_path, plan.report_html));
+  }
   return report;
 }
 

@@ -70,7 +70,10 @@ StepPlan plan_step(const StepRequest& request, const NodeTopology& node, int nod
   step.step_ms = planned.plan.chosen.step_s() * 1e3;
   step.summary = planned.summary;
   step.warning = planned.warning;
-  if (request.explain) step.explain = explain_lines(planned);
+  if (request.explain) {
+    step.explain = explain_lines(planned);
+    step.report_html = explain_report_html(planned);
+  }
   return step;
 }
 

@@ -19,6 +19,7 @@ struct StepPlan {
   std::string summary;               // one line for LAYERPLAN_SUMMARY and the job's output
   std::string warning;               // non-empty when the search fell back to data parallelism
   std::vector<std::string> explain;  // the plan table, when --layerplan-explain asked for it
+  std::string report_html;           // the HTML report, when --layerplan-explain asked for it
 };
 
 // The node's topology restricted to the step's GPUs: the admin's topology_xml, else the

@@ -3,15 +3,18 @@
 // deterministic across nodes, and plan files checked against the job.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "common/error.h"
 #include "model/zoo.h"
 #include "planner/plan_json.h"
+#include "spank_plugin/plan_explain.h"
 #include "spank_plugin/plan_file.h"
 #include "spank_plugin/step_plan.h"
 
@@ -88,6 +91,33 @@ TEST(SpankStepPlan, ExplainGivesARowPerLayerAndATotal) {
   ASSERT_EQ(plan.explain.size(), static_cast<size_t>(graph.size()) + 3);
   EXPECT_THAT(plan.explain[1], HasSubstr("compute ms"));
   EXPECT_THAT(plan.explain.back(), HasSubstr("total"));
+}
+
+TEST(SpankStepPlan, ExplainWritesTheReportNextToThePlanFile) {
+  GpuEnvironment env;
+  env.cuda_visible_devices = "0,1";
+  StepRequest r = auto_request("alexnet");
+  EXPECT_TRUE(plan_step(r, discover_step_node(fixture_config(), env), 1, fixture_config()).report_html.empty());
+  r.explain = true;
+  const StepPlan plan = plan_step(r, discover_step_node(fixture_config(), env), 1, fixture_config());
+  const ModelGraph graph = build_zoo_model("alexnet", 64);
+  for (const Layer& l : graph.layers()) {
+    EXPECT_THAT(plan.report_html, HasSubstr("data-layer=\"" + l.name + "\"")) << l.name;
+  }
+  char folder[] = "/tmp/layerplan-report-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder), nullptr);
+  const std::string plan_path = std::string(folder) + "/layerplan-12.0.json";
+  const std::string path = publish_report(plan_path, plan.report_html);
+  EXPECT_EQ(path, std::string(folder) + "/layerplan-12.0.html");
+  std::ifstream in(path);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written, plan.report_html);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+  EXPECT_THROW(publish_report(std::string(folder) + "/no-such-folder/p.json", "x"), UsageError);
+  std::remove(path.c_str());
+  ::rmdir(folder);
 }
 
 TEST(SpankStepPlan, UnsatisfiableBatchAndUnknownModelAreNamed) {

@@ -12,6 +12,7 @@
 #include "runtime/executor/in_process_transport.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/training/train_profile.h"
+#include "runtime/training/train_trace.h"
 
 namespace layerplan {
 namespace {
@@ -70,7 +71,7 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
   ExecutorOptions executor_options;
   executor_options.weight_seed = options_.seed;
   executor_options.sgd = {.lr = options_.lr, .momentum = options_.momentum, .weight_decay = options_.weight_decay};
-  executor_options.time_compute = options_.profile.has_value();
+  executor_options.time_compute = options_.profile.has_value() || options_.trace.has_value();
   executor_ = std::make_unique<Executor>(graph_, plan_, *kernels_, *transport_, executor_options);
   if (checkpoint)
     step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, options_.resume.has_value());
@@ -103,7 +104,8 @@ void Trainer::load_data() {
 void Trainer::check_outputs() const {
   require(options_.save_every >= 0, "--save-every: expected 0 or more");
   require(!(options_.resume && options_.init_from), "--resume and --init-from: expected one of them");
-  for (const auto& [flag, output] : {std::pair{"--save", options_.save}, std::pair{"--profile", options_.profile}}) {
+  for (const auto& [flag, output] : {std::pair{"--save", options_.save}, std::pair{"--profile", options_.profile},
+                                     std::pair{"--trace", options_.trace}}) {
     if (!output) continue;
     const std::filesystem::path dir = std::filesystem::absolute(*output).parent_path();
     require(std::filesystem::is_directory(dir), std::string(flag) + " '" + *output + "': no directory " + dir.string());
@@ -139,7 +141,16 @@ TrainingSummary Trainer::run() {
     write_profile(profile_file(*options_.profile, launched_, world_.rank), graph_, *executor_, transport_->counts(),
                   world_.rank, result.profiled_steps);
   }
+  if (options_.trace) write_trace_file(result.profiled_steps);
   return result;
+}
+
+// Every rank writes its part of the trace; rank 0 merges them once all have.
+void Trainer::write_trace_file(double steps) {
+  write_trace_part(*options_.trace, launched_, world_.rank, graph_, *executor_, transport_->counts(), steps);
+  if (!launched_) return;
+  comm_->barrier();
+  if (world_.rank == 0) merge_trace_parts(*options_.trace, world_.world_size);
 }
 
 void Trainer::train_epoch(int epoch) {

@@ -62,6 +62,7 @@ class Trainer {
   void train_step(const EpochOrder& order, int64_t b, int epoch);
   void report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1);
   void save();
+  void write_trace_file(double steps);
   void evaluate(int epoch);
   TrainingSummary summary(double elapsed_s) const;
 

@@ -77,6 +77,9 @@ struct TrainerOptions {
   // write them as JSON to this file (FILE.rankN for a launched rank): train_profile.h.
   // Timing each tile costs a little on small layers.
   std::optional<std::string> profile;
+  // The mean step after the first of every rank in Chrome's trace event format, to this
+  // file (launched ranks write FILE.rankN and rank 0 merges them): train_trace.h.
+  std::optional<std::string> trace;
 
   // The observer hears of a step every `log_every` steps, and of the first and the last.
   int log_every = 10;

@@ -208,6 +208,8 @@ run_job -N1 --gpus-per-node=2 --layerplan=auto --layerplan-model=alexnet --layer
 DETAIL="state $STATE, output: $OUT"
 check "--layerplan-explain prints the plan table once into the job's output" \
   eval '[ "$STATE" = COMPLETED ] && [ "$(grep -c "compute ms" <<<"$OUT")" -eq 1 ] && grep -q "^conv1 " <<<"$OUT"'
+check "--layerplan-explain writes the HTML report next to the plan file and says where" \
+  eval 'grep -q "layerplan: report written to /.*\.html" <<<"$OUT"'
 cp "$step_plan" "$WORK/given.json" && chown "$TEST_USER" "$WORK/given.json"
 run_job -N3 --gpus-per-node=4 --layerplan="$WORK/given.json" env.sh
 DETAIL="state $STATE, output: $OUT"

@@ -1,0 +1,160 @@
+#include "report/timeline_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "report/report_text.h"
+
+namespace layerplan::report {
+
+namespace {
+
+constexpr double kLabelWidth = 150, kAxisWidth = 1000, kRowHeight = 14, kTitleHeight = 22, kAxisHeight = 18;
+
+struct Scale {
+  double px_per_s = 0;
+  double x(double seconds) const { return kLabelWidth + seconds * px_per_s; }
+};
+
+// A run of consecutive phases [first, last] of one kind, drawn as one rectangle.
+struct Run {
+  size_t first = 0, last = 0;
+};
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", s);
+  return text;
+}
+
+std::string run_title(const ModelGraph& graph, const StepTimeline& t, const Run& run) {
+  const TimelinePhase& a = t.phases[run.first];
+  const TimelinePhase& b = t.phases[run.last];
+  const double seconds = b.start_s + b.duration_s - a.start_s;
+  std::string title = graph.layer(a.layer).name;
+  if (run.last > run.first) {
+    title += " .. " + graph.layer(b.layer).name + " (" + std::to_string(run.last - run.first + 1) + " phases)";
+  }
+  title += ": " + std::string(step_phase_name(a.kind)) + ", " + milliseconds(seconds) + " ms";
+  int64_t bytes = 0;
+  for (size_t i = run.first; i <= run.last; ++i) bytes += t.phases[i].bytes;
+  if (bytes > 0) title += ", " + megabytes(static_cast<double>(bytes)) + " MB";
+  return title;
+}
+
+// Runs of `indices` (ascending phase indices) where each phase directly follows the
+// previous one and has its kind.
+std::vector<Run> runs_of(const StepTimeline& t, const std::vector<size_t>& indices) {
+  std::vector<Run> runs;
+  for (const size_t i : indices) {
+    if (!runs.empty() && runs.back().last + 1 == i && t.phases[runs.back().last].kind == t.phases[i].kind) {
+      runs.back().last = i;
+    } else {
+      runs.push_back({i, i});
+    }
+  }
+  return runs;
+}
+
+void write_run(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const Run& run, const Scale& scale,
+               double y, const char* cls) {
+  const TimelinePhase& a = t.phases[run.first];
+  const TimelinePhase& b = t.phases[run.last];
+  const double seconds = b.start_s + b.duration_s - a.start_s;
+  const std::string kind = step_phase_name(a.kind);
+  xml.titled("rect",
+             {{"class", std::string(cls) + " " + kind},
+              {"x", px(scale.x(a.start_s))},
+              {"y", px(y)},
+              {"width", px(std::max(seconds * scale.px_per_s, 0.1))},
+              {"height", px(kRowHeight - 2)},
+              {"data-s", seconds_text(seconds)}},
+             run_title(graph, t, run));
+}
+
+void write_axis(XmlWriter& xml, double max_step_s, const Scale& scale, double y) {
+  // About 10 ticks at 1, 2 or 5 times a power of ten of milliseconds.
+  const double raw = max_step_s * 1e3 / 10;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step_ms = raw / power < 2 ? 2 * power : raw / power < 5 ? 5 * power : 10 * power;
+  for (double ms = 0; ms <= max_step_s * 1e3 + 1e-9; ms += step_ms) {
+    const double x = scale.x(ms / 1e3);
+    xml.leaf("line", {{"class", "tick"}, {"x1", px(x)}, {"x2", px(x)}, {"y1", px(y)}, {"y2", px(y + 4)}});
+    char label[32];
+    std::snprintf(label, sizeof label, "%g ms", ms);
+    xml.leaf("text", {{"x", px(x)}, {"y", px(y + 14)}, {"class", "tick"}}, label);
+  }
+}
+
+// Devices that take part in exactly the same phases share a row.
+std::map<std::vector<size_t>, std::vector<int>> device_groups(const StepTimeline& t) {
+  std::vector<std::vector<size_t>> phases_of(static_cast<size_t>(t.device_count));
+  for (size_t i = 0; i < t.phases.size(); ++i) {
+    for (const int d : t.phases[i].devices) phases_of[static_cast<size_t>(d)].push_back(i);
+  }
+  std::map<std::vector<size_t>, std::vector<int>> groups;
+  for (int d = 0; d < t.device_count; ++d) groups[phases_of[static_cast<size_t>(d)]].push_back(d);
+  return groups;
+}
+
+double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const Scale& scale, double y) {
+  xml.open("g", {{"class", "timeline"}, {"data-strategy", t.strategy}, {"data-step-s", seconds_text(t.step_s)}});
+  xml.leaf("text", {{"x", "0"}, {"y", px(y + 15)}, {"class", "strategy"}},
+           t.strategy + ": " + milliseconds(t.step_s) + " ms per step");
+  y += kTitleHeight;
+  xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}}, "phases");
+  std::vector<size_t> all(t.phases.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  for (const Run& run : runs_of(t, all)) write_run(xml, graph, t, run, scale, y, "phase");
+  y += kRowHeight + 4;
+  for (const auto& [phases, devices] : device_groups(t)) {
+    xml.open("g", {{"class", "devices"}, {"data-devices", device_list(devices)}});
+    xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}},
+             clipped_label(gpu_ranges(devices), 24));
+    for (const Run& run : runs_of(t, phases)) write_run(xml, graph, t, run, scale, y, "span");
+    xml.close();
+    y += kRowHeight;
+  }
+  xml.close();
+  return y + 8;
+}
+
+}  // namespace
+
+void write_timeline_legend(XmlWriter& xml) {
+  xml.open(
+      "svg",
+      {{"xmlns", "http://www.w3.org/2000/svg"}, {"class", "timelines legend"}, {"width", "420"}, {"height", "22"}});
+  double x = 0;
+  for (const StepPhase kind : {StepPhase::kCompute, StepPhase::kTransfer, StepPhase::kSync}) {
+    xml.leaf("rect", {{"class", step_phase_name(kind)}, {"x", px(x)}, {"y", "4"}, {"width", "16"}, {"height", "12"}});
+    xml.leaf("text", {{"x", px(x + 22)}, {"y", "15"}}, step_phase_name(kind));
+    x += 110;
+  }
+  xml.close();
+}
+
+void write_timelines(XmlWriter& xml, const ModelGraph& graph, const std::vector<StepTimeline>& timelines, bool zoomed) {
+  double max_step = 0;
+  double height = kAxisHeight + 10;
+  for (const StepTimeline& t : timelines) {
+    max_step = std::max(max_step, t.step_s);
+    height += kTitleHeight + kRowHeight + 4 + static_cast<double>(device_groups(t).size()) * kRowHeight + 8;
+  }
+  const Scale scale{max_step > 0 ? kAxisWidth / max_step : 0};
+  const double width = kLabelWidth + kAxisWidth + 40;
+  xml.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
+                   {"class", zoomed ? "timelines zoomed" : "timelines"},
+                   {"width", px(width)},
+                   {"height", px(height)},
+                   {"viewBox", "0 0 " + px(width) + " " + px(height)}});
+  double y = 0;
+  for (const StepTimeline& t : timelines) y = write_timeline(xml, graph, t, scale, y);
+  if (max_step > 0) write_axis(xml, max_step, scale, y);
+  xml.close();
+}
+
+}  // namespace layerplan::report
