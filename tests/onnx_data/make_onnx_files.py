@@ -209,6 +209,7 @@ def refusals():
         [("AveragePool", ["input"], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}), flat], ["N", 192]), True
     yield "bad_gemm_transposed.onnx", small([flat, ("Gemm", ["$", "w.weight"], {})], ["N", 5],
                                             weights=[("w.weight", [192, 5])]), True
+    yield "bad_checker.onnx", small([("Conv", ["input"], {}), flat], ["N", 192]), False
     yield "bad_output_rank.onnx", small([("Relu", ["input"], {})], ["N", 3, 8, 8]), True
     cyc = small([("Relu", ["input"], {}), flat], ["N", 192])
     cyc.graph.node[0].input[0] = cyc.graph.node[1].output[0]  # Relu reads Flatten, which reads Relu
