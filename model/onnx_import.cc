@@ -50,49 +50,79 @@ void refuse_external_data(const onnx::GraphProto& graph, const std::string& orig
   }
 }
 
-// Reorders the nodes topologically (the file need not list them so; the checker needs
-// them so) and returns each sorted node's position in the file. A node that cannot be
-// placed is on a cycle.
-std::vector<int> sort_nodes(onnx::GraphProto& graph, const std::string& origin) {
-  const int count = graph.node_size();
+// Which nodes read each node's outputs, and which nodes each node reads.
+struct NodeLinks {
+  std::vector<std::vector<int>> consumers;
+  std::vector<std::vector<int>> producers;
+};
+
+NodeLinks node_links(const onnx::GraphProto& graph) {
+  const auto count = static_cast<size_t>(graph.node_size());
   std::map<std::string, int> producer;
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; i < graph.node_size(); ++i) {
     for (const std::string& out : graph.node(i).output()) {
       if (!out.empty()) producer.emplace(out, i);
     }
   }
-  std::vector<std::vector<int>> consumers(static_cast<size_t>(count));
-  std::vector<int> waiting(static_cast<size_t>(count), 0);
-  for (int i = 0; i < count; ++i) {
+  NodeLinks links{std::vector<std::vector<int>>(count), std::vector<std::vector<int>>(count)};
+  for (int i = 0; i < graph.node_size(); ++i) {
     for (const std::string& in : graph.node(i).input()) {
       const auto it = producer.find(in);
       if (it == producer.end()) continue;
-      consumers[static_cast<size_t>(it->second)].push_back(i);
-      ++waiting[static_cast<size_t>(i)];
+      links.consumers[static_cast<size_t>(it->second)].push_back(i);
+      links.producers[static_cast<size_t>(i)].push_back(it->second);
     }
   }
+  return links;
+}
+
+// Kahn's order; shorter than the node count when some nodes are on or after a cycle.
+std::vector<int> kahn_order(const NodeLinks& links, std::vector<int>& waiting) {
   std::vector<int> order;
-  for (int i = 0; i < count; ++i) {
-    if (waiting[static_cast<size_t>(i)] == 0) order.push_back(i);
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    waiting[i] = static_cast<int>(links.producers[i].size());
+    if (waiting[i] == 0) order.push_back(static_cast<int>(i));
   }
   for (size_t k = 0; k < order.size(); ++k) {
-    for (const int c : consumers[static_cast<size_t>(order[k])]) {
+    for (const int c : links.consumers[static_cast<size_t>(order[k])]) {
       if (--waiting[static_cast<size_t>(c)] == 0) order.push_back(c);
     }
   }
-  if (static_cast<int>(order.size()) < count) {
-    int stuck = 0;
-    while (waiting[static_cast<size_t>(stuck)] == 0) ++stuck;
-    const onnx::NodeProto& n = graph.node(stuck);
-    throw UsageError(origin + ": the graph has a cycle through node " + std::to_string(stuck) + " '" +
-                     clipped(n.name()) + "' (" + clipped(n.op_type()) + ")");
+  return order;
+}
+
+// A node on a cycle: from any unplaced node, unplaced producers lead back into one.
+[[noreturn]] void refuse_cycle(const onnx::GraphProto& graph, const NodeLinks& links, const std::vector<int>& waiting,
+                               const std::string& origin) {
+  int node = 0;
+  while (waiting[static_cast<size_t>(node)] == 0) ++node;
+  for (int step = 0; step < graph.node_size(); ++step) {
+    for (const int p : links.producers[static_cast<size_t>(node)]) {
+      if (waiting[static_cast<size_t>(p)] > 0) {
+        node = p;
+        break;
+      }
+    }
   }
-  bool in_order = true;  // a file already in order keeps it (Kahn's order may differ)
-  for (int i = 0; in_order && i < count; ++i) {
-    for (const int c : consumers[static_cast<size_t>(i)]) in_order = in_order && c > i;
+  const onnx::NodeProto& n = graph.node(node);
+  throw UsageError(origin + ": the graph has a cycle through node " + std::to_string(node) + " '" + clipped(n.name()) +
+                   "' (" + clipped(n.op_type()) + ")");
+}
+
+// Reorders the nodes topologically (the file need not list them so; the checker needs
+// them so) and returns each sorted node's position in the file. A file already in order
+// keeps its order (Kahn's may differ).
+std::vector<int> sort_nodes(onnx::GraphProto& graph, const std::string& origin) {
+  const NodeLinks links = node_links(graph);
+  std::vector<int> waiting(static_cast<size_t>(graph.node_size()), 0);
+  std::vector<int> order = kahn_order(links, waiting);
+  if (static_cast<int>(order.size()) < graph.node_size()) refuse_cycle(graph, links, waiting, origin);
+  bool in_order = true;
+  for (size_t i = 0; in_order && i < links.producers.size(); ++i) {
+    for (const int p : links.producers[i]) in_order = in_order && static_cast<size_t>(p) < i;
   }
   if (in_order) {
-    for (int i = 0; i < count; ++i) order[static_cast<size_t>(i)] = i;
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     return order;
   }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;

@@ -141,8 +141,8 @@ Window window_of(const NodeContext& n, std::array<int, 2> kernel) {
 // Pools round down (ceil_mode 0); ceil_mode 1 is accepted where it gives the same size.
 void check_ceil_mode(const NodeContext& n, const Shape& in, const Window& w) {
   if (n.int_attribute("ceil_mode", 0) == 0) return;
-  const bool exact =
-      (in.h() + 2 * w.pad_h - w.kernel_h) % w.stride_h == 0 && (in.w() + 2 * w.pad_w - w.kernel_w) % w.stride_w == 0;
+  const bool exact = (in.h() + int64_t{2} * w.pad_h - w.kernel_h) % w.stride_h == 0 &&
+                     (in.w() + int64_t{2} * w.pad_w - w.kernel_w) % w.stride_w == 0;
   if (!exact) n.fail("ceil_mode 1 rounds the output size up: not supported");
 }
 

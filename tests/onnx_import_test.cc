@@ -180,24 +180,25 @@ TEST_P(OnnxRefusal, IsOneLineNamingWhatIsWrong) {
 
 INSTANTIATE_TEST_SUITE_P(
     Files, OnnxRefusal,
-    ::testing::Values(Refusal{"bad_opset12.onnx", "opset 12: expected 13 to 17"},
-                      Refusal{"bad_opset18.onnx", "opset 18: expected 13 to 17"},
-                      Refusal{"bad_dynamic_hw.onnx", "input 'input': height 'height': expected a fixed size"},
-                      Refusal{"bad_init_shape.onnx",
-                              "node 0 '/conv/Conv' (Conv): initializer 'w.weight' has shape 4x2x3x3, "
-                              "expected 4x3x3x3"},
-                      Refusal{"bad_cycle.onnx", "the graph has a cycle through node 0 '/relu/Relu' (Relu)"},
-                      Refusal{"bad_grouped_conv.onnx", "node 0 '/conv/Conv' (Conv): grouped convolution (group 3)"},
-                      Refusal{"bad_sigmoid.onnx",
-                              "node 0 '/sigmoid/Sigmoid' (Sigmoid): operator Sigmoid is not supported"},
-                      Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
-                      Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
-                      Refusal{"bad_dilation.onnx", "(Conv): dilations other than 1"},
-                      Refusal{"bad_avgpool_exclude_pad.onnx", "(AveragePool): average pooling that leaves padding out"},
-                      Refusal{"bad_gemm_transposed.onnx", "node 1 '/gemm/Gemm' (Gemm): transA 0, transB 0"},
-                      Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
+    ::testing::Values(
+        Refusal{"bad_opset12.onnx", "opset 12: expected 13 to 17"},
+        Refusal{"bad_opset18.onnx", "opset 18: expected 13 to 17"},
+        Refusal{"bad_dynamic_hw.onnx", "input 'input': height 'height': expected a fixed size"},
+        Refusal{"bad_init_shape.onnx",
+                "node 0 '/conv/Conv' (Conv): initializer 'w.weight' has shape 4x2x3x3, "
+                "expected 4x3x3x3"},
+        Refusal{"bad_cycle.onnx", "the graph has a cycle through node 0 '/relu/Relu' (Relu)"},
+        Refusal{"bad_cycle_downstream.onnx", "the graph has a cycle through node 1 '/loop_b' (Relu)"},
+        Refusal{"bad_grouped_conv.onnx", "node 0 '/conv/Conv' (Conv): grouped convolution (group 3)"},
+        Refusal{"bad_sigmoid.onnx", "node 0 '/sigmoid/Sigmoid' (Sigmoid): operator Sigmoid is not supported"},
+        Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
+        Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
+        Refusal{"bad_dilation.onnx", "(Conv): dilations other than 1"},
+        Refusal{"bad_avgpool_exclude_pad.onnx", "(AveragePool): average pooling that leaves padding out"},
+        Refusal{"bad_gemm_transposed.onnx", "node 1 '/gemm/Gemm' (Gemm): transA 0, transB 0"},
+        Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
         Refusal{"bad_output_rank.onnx", "has rank 4: expected the logits"},
-                      Refusal{"bad_external_data.onnx", "initializer 'w.weight' keeps its data in an external file"}),
+        Refusal{"bad_external_data.onnx", "initializer 'w.weight' keeps its data in an external file"}),
     [](const ::testing::TestParamInfo<Refusal>& param) {
       std::string name = param.param.file.substr(4, param.param.file.size() - 9);
       for (char& c : name) c = c == '.' ? '_' : c;

@@ -184,8 +184,11 @@ def small(op_nodes, out_dims, x_dims=None, opset=14, weights=()):
     for name, dims in weights:
         g.weight(name, dims)
     out = "input"
+    seen = {}
     for op, inputs, attrs in op_nodes:
-        out = g.node(op, [out if i == "$" else i for i in inputs], f"/{op.lower()}/{op}", **attrs)
+        k = seen[op] = seen.get(op, -1) + 1
+        name = f"/{op.lower()}/{op}" if k == 0 else f"/{op.lower()}_{k}/{op}"
+        out = g.node(op, [out if i == "$" else i for i in inputs], name, **attrs)
     return g.model(x_dims or ["N", 3, 8, 8], out, out_dims, opset=opset)
 
 
@@ -215,6 +218,14 @@ def refusals():
     cyc.graph.node[0].input[0] = cyc.graph.node[1].output[0]  # Relu reads Flatten, which reads Relu
     cyc.graph.node[1].op_type = "Relu"
     yield "bad_cycle.onnx", cyc, False
+    after = small([("Relu", ["input"], {}), ("Relu", ["$"], {}), ("Relu", ["$"], {})], ["N", 3, 8, 8])
+    a, b, c = after.graph.node
+    b.input[0] = c.output[0]  # b and c read each other; a, listed first, reads b
+    a.input[0] = b.output[0]
+    for node, name in zip((a, b, c), ("/first", "/loop_b", "/loop_c")):
+        node.name = name
+    after.graph.output[0].name = a.output[0]
+    yield "bad_cycle_downstream.onnx", after, False
     ext = small([("Conv", ["input", "w.weight"], {}), flat], ["N", 144], weights=conv_w)
     t = ext.graph.initializer[0]
     t.ClearField("float_data")
