@@ -173,14 +173,19 @@ std::string dim_name(const onnx::TensorShapeProto::Dimension& d) {
                              : "unknown";
 }
 
-// The image input: [N, C, H, W] with C, H, W fixed; N symbolic, 1 or the batch.
+// The image input: float32 [N, C, H, W] with C, H, W fixed; N symbolic, 1 or the batch
+// (kFileBatch: whatever the file says, for reading weights only).
 void add_input(ImportState& s, const onnx::ValueInfoProto& v, int64_t batch, const std::string& origin) {
   const std::string where = origin + ": input '" + clipped(v.name()) + "'";
   require(v.type().has_tensor_type() && v.type().tensor_type().has_shape() &&
               v.type().tensor_type().shape().dim_size() == 4,
           where + ": expected an NCHW image tensor of rank 4");
+  require(v.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT,
+          where + ": element type " + std::to_string(v.type().tensor_type().elem_type()) + ": expected float32 (1)");
   const auto& dims = v.type().tensor_type().shape().dim();
   const onnx::TensorShapeProto::Dimension& n = dims.Get(0);
+  if (batch == kFileBatch)
+    batch = n.has_dim_value() && n.dim_value() >= 1 && n.dim_value() <= kMaxBatch ? n.dim_value() : 1;
   require(!n.has_dim_value() || n.dim_value() == 1 || n.dim_value() == batch,
           where + ": batch dimension " + std::to_string(n.dim_value()) +
               ": expected a symbolic batch, 1 or the batch " + std::to_string(batch));
@@ -280,7 +285,7 @@ void add_loss(ImportState& s, const onnx::GraphProto& graph, const std::string& 
 }  // namespace
 
 ImportedModel import_onnx(const std::string& bytes, int64_t batch, const std::string& origin, const std::string& name) {
-  require(batch >= 1 && batch <= kMaxBatch,
+  require(batch == kFileBatch || (batch >= 1 && batch <= kMaxBatch),
           "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
   ImportedModel out;
   out.proto = parse(bytes, origin);

@@ -17,6 +17,8 @@ struct ImportedModel {
   std::unique_ptr<ImportState> state;
 };
 
+// `batch` images, or kFileBatch: the file's own batch (1 when symbolic).
+inline constexpr int64_t kFileBatch = 0;
 ImportedModel import_onnx(const std::string& bytes, int64_t batch, const std::string& origin, const std::string& name);
 
 }  // namespace layerplan::onnx_import

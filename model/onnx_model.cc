@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/limits.h"
 #include "common/text.h"
 #include "model/onnx_import.h"
 
@@ -42,11 +43,12 @@ bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.ends
 
 ModelGraph model_from_onnx(const std::string& bytes, int64_t batch, const std::string& origin,
                            const std::string& name) {
+  require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
   return std::move(onnx_import::import_onnx(bytes, batch, origin, name).state->graph);
 }
 
 std::map<std::string, OnnxTensor> onnx_initial_weights(const std::string& bytes, const std::string& origin) {
-  const onnx_import::ImportedModel model = onnx_import::import_onnx(bytes, 1, origin, "weights");
+  const onnx_import::ImportedModel model = onnx_import::import_onnx(bytes, onnx_import::kFileBatch, origin, "weights");
   std::map<std::string, OnnxTensor> out;
   for (const auto& [name, source] : model.state->parameter_sources) {
     const onnx_import::Param& p = model.state->params.at(source);
