@@ -85,7 +85,11 @@ def main():
     warnings.filterwarnings("ignore")
     for name in names:
         path = os.path.join(out, name + ".onnx")
-        torch_params = export(name, path)
+        try:
+            torch_params = export(name, path)
+        except Exception as e:  # pylint: disable=broad-except
+            print(f"| {name} | — | — | — | — | — | — | torch.onnx.export failed: `{str(e).splitlines()[0][:120]}` |")
+            continue
         row, error = models_row(layerplan, path)
         if row is None:
             print(f"| {name} | {torch_params:,} | — | — | — | — | — | refused: `{error[:160]}` |")
