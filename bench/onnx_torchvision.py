@@ -66,6 +66,21 @@ def checkpoint_loads_into_torch(name, layerplan, path, out):
     return not missing and not result.unexpected_keys
 
 
+def same_graph(layerplan, a, b):
+    """Whether two models have the same layers in the same order (kinds, fields, inputs),
+    whatever their names: `layerplan models --export` of each, compared."""
+    def normalized(model):
+        text = subprocess.run([layerplan, "models", "--export", model], capture_output=True, text=True, check=True)
+        index, out = {"input": -1}, []
+        for i, layer in enumerate(json.loads(text.stdout)["layers"]):
+            index[layer["name"]] = i
+            names = layer.get("inputs", [layer["input"]] if "input" in layer else None)
+            inputs = [index[n] for n in names] if names else [i - 1]
+            out.append(({k: v for k, v in layer.items() if k not in ("name", "input", "inputs")}, inputs))
+        return out
+    return normalized(a) == normalized(b)
+
+
 def models_row(layerplan, model):
     r = subprocess.run([layerplan, "models", "--model", model], capture_output=True, text=True)
     if r.returncode != 0:
@@ -105,6 +120,7 @@ def main():
         verdict = "parameters equal" if same_params else "PARAMETERS DIFFER"
         if built_in is not None:
             verdict += ", MACs equal the built-in's" if same_macs else ", MACS DIFFER from the built-in's"
+            verdict += ", the same graph" if same_graph(layerplan, path, name) else ", another graph"
         if name in ("resnet18", "alexnet"):
             loads = checkpoint_loads_into_torch(name, layerplan, path, out)
             verdict += ", its checkpoint loads with load_state_dict" if loads else ", CHECKPOINT DOES NOT LOAD"
