@@ -253,6 +253,23 @@ TEST(OnnxCommands, PlanExportAndTrainFromTheInitializers) {
   }
 }
 
+// An eval-mode export, batch norm folded into the convolution: it trains as the model it
+// is, from its initializers (whose generated names its layers' names replace).
+TEST(OnnxCommands, FoldedBatchNormTrainsFromItsInitializers) {
+  ScratchDir dir;
+  const std::string plan = (dir.path() / "plan.json").string();
+  const std::string model = onnx_path("tiny_folded.onnx");
+  const testing_cli::Outcome planned =
+      testing_cli::run({"plan", "--model", model, "--batch", "4", "--gpus", "1", "--json", plan});
+  ASSERT_EQ(planned.exit_code, 0) << testing_cli::describe(planned);
+  const std::string saved = (dir.path() / "ck.safetensors").string();
+  const testing_cli::Outcome trained = testing_cli::run(
+      {"train", "--plan", plan, "--model", model, "--steps", "2", "--init-from", model, "--save", saved});
+  ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
+  const safetensors::Reader checkpoint(saved);
+  EXPECT_EQ(checkpoint.read("/conv1/Conv.bias").floats().size(), 4U);
+}
+
 TEST(OnnxCommands, BadFileIsOneLineExitTwoAndNothingWritten) {
   ScratchDir dir;
   for (const std::string name : {"bad_cycle.onnx", "bad_sigmoid.onnx", "bad_opset12.onnx"}) {
