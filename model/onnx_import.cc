@@ -235,7 +235,9 @@ void check_output_shape(const NodeContext& ctx, const ImportState& s,
   const auto produced = s.activations.find(ctx.node().output(0));
   const auto stated = shapes.find(ctx.node().output(0));
   if (produced == s.activations.end() || stated == shapes.end() || stated->second.empty()) return;
-  const Shape& ours = s.graph.layer(produced->second.layer).output;
+  Shape ours = s.graph.layer(produced->second.layer).output;
+  ours.extent[2] += 2 * int64_t{produced->second.pad_h};  // a Pad node's output
+  ours.extent[3] += 2 * int64_t{produced->second.pad_w};
   const std::vector<int64_t>& theirs = stated->second;
   bool agree = static_cast<int>(theirs.size()) == produced->second.rank;
   for (size_t d = 1; agree && d < theirs.size(); ++d) agree = theirs[d] < 0 || theirs[d] == ours[static_cast<int>(d)];
@@ -272,6 +274,8 @@ void add_loss(ImportState& s, const onnx::GraphProto& graph, const std::string& 
   const auto it = s.activations.find(graph.output(0).name());
   require(it != s.activations.end(),
           origin + ": graph output '" + clipped(graph.output(0).name()) + "' is not the output of a layer");
+  require(it->second.pad_h == 0 && it->second.pad_w == 0,
+          origin + ": graph output '" + clipped(graph.output(0).name()) + "' is the output of a Pad node");
   if (s.graph.layer(it->second.layer).kind == LayerKind::kSoftmaxCrossEntropy) return;
   require(it->second.rank == 2, origin + ": graph output '" + clipped(graph.output(0).name()) + "' has rank " +
                                     std::to_string(it->second.rank) + ": expected the logits, N x classes");

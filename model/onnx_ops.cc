@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -24,6 +25,15 @@ void NodeContext::fail(const std::string& what) const { throw UsageError(where_ 
 bool NodeContext::has_input(int slot) const { return slot < node_.input_size() && !node_.input(slot).empty(); }
 
 Activation NodeContext::activation(int slot) const {
+  const Activation a = padded_activation(slot);
+  if (a.pad_h != 0 || a.pad_w != 0) {
+    fail("input " + std::to_string(slot) + " '" + clipped(node_.input(slot)) +
+         "' is zero-padded by a Pad node: only Conv and AveragePool take a padded input");
+  }
+  return a;
+}
+
+Activation NodeContext::padded_activation(int slot) const {
   if (!has_input(slot)) fail("input " + std::to_string(slot) + " is missing");
   const std::string& name = node_.input(slot);
   const auto it = state_.activations.find(name);
@@ -33,6 +43,18 @@ Activation NodeContext::activation(int slot) const {
          "' is a constant: expected the output of a layer (constant operands are not supported)");
   }
   fail("input " + std::to_string(slot) + " '" + clipped(name) + "' is not produced by an earlier node");
+}
+
+std::vector<int64_t> NodeContext::int64_values(const Param& p) const {
+  if (!p.data || p.data->data_type() != onnx::TensorProto::INT64) {
+    fail("'" + clipped(p.name) + "' is not an int64 constant in the file");
+  }
+  if (!p.data->has_raw_data()) return {p.data->int64_data().begin(), p.data->int64_data().end()};
+  const std::string& raw = p.data->raw_data();
+  std::vector<int64_t> values(raw.size() / sizeof(int64_t));
+  if (values.size() * sizeof(int64_t) != raw.size()) fail("'" + clipped(p.name) + "' has a partial int64 value");
+  std::memcpy(values.data(), raw.data(), raw.size());  // little-endian, as ONNX stores it
+  return values;
 }
 
 const Param& NodeContext::param(int slot) const {
@@ -146,14 +168,58 @@ void check_ceil_mode(const NodeContext& n, const Shape& in, const Window& w) {
   if (!exact) n.fail("ceil_mode 1 rounds the output size up: not supported");
 }
 
+Activation padded_image(NodeContext& n, int slot) {
+  const Activation a = n.padded_activation(slot);
+  if (a.rank != 4) n.fail("input " + std::to_string(slot) + " has rank " + std::to_string(a.rank) + ": expected NCHW");
+  return a;
+}
+
 Activation image(NodeContext& n, int slot) {
   const Activation a = n.activation(slot);
   if (a.rank != 4) n.fail("input " + std::to_string(slot) + " has rank " + std::to_string(a.rank) + ": expected NCHW");
   return a;
 }
 
+// The window with a Pad node's zeros added to its own padding.
+Window with_padding(const NodeContext& n, const Activation& x, Window w) {
+  if (w.pad_h + int64_t{x.pad_h} > kMaxWindowAttribute || w.pad_w + int64_t{x.pad_w} > kMaxWindowAttribute) {
+    n.fail("padding above 4096");
+  }
+  w.pad_h += x.pad_h;
+  w.pad_w += x.pad_w;
+  return w;
+}
+
+// Pad with zeros around height and width, equal on both sides: kept with the activation
+// and added to the padding of the Conv or AveragePool that reads it (PyTorch exports a
+// padded average pool that counts padding as Pad + AveragePool).
+void pad(NodeContext& n) {
+  const Activation x = n.padded_activation(0);
+  if (n.string_attribute("mode", "constant") != "constant") n.fail("only constant (zero) padding is supported");
+  if (n.has_input(2) && n.param(2).data) {
+    const onnx::TensorProto& v = *n.param(2).data;
+    const bool zero =
+        v.data_type() == onnx::TensorProto::FLOAT && ((v.float_data_size() == 1 && v.float_data(0) == 0.0F) ||
+                                                      (v.has_raw_data() && v.raw_data() == std::string(4, '\0')));
+    if (!zero) n.fail("only padding with zeros is supported");
+  }
+  if (n.has_input(3)) n.fail("the axes input is not supported");
+  const std::vector<int64_t> p = n.int64_values(n.param(1));
+  if (x.rank != 4 || p.size() != 8) n.fail("expected pads for the 4 dimensions of an NCHW tensor");
+  if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) n.fail("padding of the batch or channels is not supported");
+  if (p[2] != p[6] || p[3] != p[7]) n.fail("asymmetric pads are not supported");
+  if (p[2] < 0 || p[3] < 0 || p[2] > kMaxWindowAttribute || p[3] > kMaxWindowAttribute) {
+    n.fail("pads " + std::to_string(p[2]) + ", " + std::to_string(p[3]) + ": expected 0 to 4096");
+  }
+  Activation out = x;
+  out.pad_h += static_cast<int>(p[2]);
+  out.pad_w += static_cast<int>(p[3]);
+  if (out.pad_h > kMaxWindowAttribute || out.pad_w > kMaxWindowAttribute) n.fail("padding above 4096");
+  n.alias(out);
+}
+
 void conv(NodeContext& n) {
-  const Activation x = image(n, 0);
+  const Activation x = padded_image(n, 0);
   const Param& w = n.param(1);
   if (n.int_attribute("group", 1) != 1) {
     n.fail("grouped convolution (group " + std::to_string(n.int_attribute("group", 1)) + ") is not supported");
@@ -164,8 +230,10 @@ void conv(NodeContext& n) {
   const int64_t out = w.dims[0];
   if (out < 1 || out > (int64_t{1} << 30))
     n.fail("weight '" + clipped(w.name) + "' has " + std::to_string(out) + " filters");
-  const Window win = window_of(n, {static_cast<int>(std::clamp<int64_t>(w.dims[2], 1, kMaxWindowAttribute)),
-                                   static_cast<int>(std::clamp<int64_t>(w.dims[3], 1, kMaxWindowAttribute))});
+  const Window win =
+      with_padding(n, x,
+                   window_of(n, {static_cast<int>(std::clamp<int64_t>(w.dims[2], 1, kMaxWindowAttribute)),
+                                 static_cast<int>(std::clamp<int64_t>(w.dims[3], 1, kMaxWindowAttribute))}));
   n.expect_dims(w, {out, in_channels, win.kernel_h, win.kernel_w});
   const bool bias = n.has_input(2);
   if (bias) n.expect_dims(n.param(2), {out});
@@ -185,12 +253,13 @@ void max_pool(NodeContext& n) {
 }
 
 void average_pool(NodeContext& n) {
-  const Activation x = image(n, 0);
-  const Window w = window_of(n, {1, 1});
-  check_ceil_mode(n, n.graph().layer(x.layer).output, w);
-  if ((w.pad_h > 0 || w.pad_w > 0) && n.int_attribute("count_include_pad", 0) == 0) {
+  const Activation x = padded_image(n, 0);
+  const Window own = window_of(n, {1, 1});
+  if ((own.pad_h > 0 || own.pad_w > 0) && n.int_attribute("count_include_pad", 0) == 0) {
     n.fail("average pooling that leaves padding out of the count (count_include_pad 0) is not supported");
   }
+  const Window w = with_padding(n, x, own);  // a Pad node's zeros always count
+  check_ceil_mode(n, n.graph().layer(x.layer).output, w);
   // A 1x1 window of stride 1 is an identity: PyTorch writes one for an adaptive pool whose
   // input already has the output's size (AlexNet's and VGG's 6x6 and 7x7).
   if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0) {
@@ -311,7 +380,7 @@ void constant(NodeContext& n) {
 
 // The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
 // exports readable; everything else maps to one layer kind (docs/model-format.md).
-constexpr std::array<OpEntry, 15> kOps = {{
+constexpr std::array<OpEntry, 16> kOps = {{
     {"Add", &add},
     {"AveragePool", &average_pool},
     {"BatchNormalization", &batch_normalization},
@@ -325,6 +394,7 @@ constexpr std::array<OpEntry, 15> kOps = {{
     {"Identity", &identity},
     {"LogSoftmax", &softmax},
     {"MaxPool", &max_pool},
+    {"Pad", &pad},
     {"Relu", &relu},
     {"Softmax", &softmax},
 }};

@@ -14,10 +14,13 @@
 
 namespace layerplan::onnx_import {
 
-// An activation tensor: the output of a layer, of rank 4 (NCHW) or 2 (NC, kept as NC11).
+// An activation tensor: the output of a layer, of rank 4 (NCHW) or 2 (NC, kept as NC11),
+// with the zero padding a Pad node added around its height and width (which only a
+// convolution or an average pool that counts padding may take into its window).
 struct Activation {
   int layer = -1;
   int rank = 4;
+  int pad_h = 0, pad_w = 0;
 };
 
 // A tensor with a fixed shape that is not computed from the input: an initializer, a
@@ -50,8 +53,10 @@ class NodeContext {
   [[noreturn]] void fail(const std::string& what) const;
 
   bool has_input(int slot) const;
-  Activation activation(int slot) const;  // input `slot` must be a layer's output
-  const Param& param(int slot) const;     // input `slot` must be an initializer or constant
+  Activation activation(int slot) const;                    // input `slot` must be a layer's output, unpadded
+  Activation padded_activation(int slot) const;             // the same, maybe zero-padded by a Pad node
+  std::vector<int64_t> int64_values(const Param& p) const;  // an int64 constant's values
+  const Param& param(int slot) const;                       // input `slot` must be an initializer or constant
   // The shape of input `slot` as the layer kind needs it; fails naming both shapes.
   void expect_dims(const Param& p, const std::vector<int64_t>& dims) const;
 

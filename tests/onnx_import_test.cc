@@ -92,6 +92,17 @@ TEST(OnnxImport, NodesOutOfOrderAreSorted) {
   }
 }
 
+// PyTorch exports avg_pool2d(3, 1, padding=1) (count_include_pad) as Pad + AveragePool:
+// the zeros of a Pad node become the padding of the pool or convolution that reads them.
+TEST(OnnxImport, ZeroPadNodesBecomeTheWindowsPadding) {
+  const ModelGraph g = read_onnx("tiny_pad.onnx", 2);
+  EXPECT_EQ(kinds(g), "input avg_pool conv2d flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(window_text(g.layer(1).window), "3x3/1,1/1,1");
+  EXPECT_EQ(g.layer(1).output, (Shape{{2, 3, 8, 8}}));
+  EXPECT_EQ(window_text(g.layer(2).window), "3x3/1,1/2,1");
+  EXPECT_EQ(g.layer(2).output, (Shape{{2, 4, 10, 8}}));
+}
+
 TEST(OnnxImport, FoldedBatchNormPlansAsTheModelItIs) {
   // An eval-mode export: batch norm folded into the convolution's weights and bias.
   const ModelGraph g = read_onnx("tiny_folded.onnx", 4);
@@ -197,6 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bad_avgpool_exclude_pad.onnx", "(AveragePool): average pooling that leaves padding out"},
         Refusal{"bad_gemm_transposed.onnx", "node 1 '/gemm/Gemm' (Gemm): transA 0, transB 0"},
         Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
+        Refusal{"bad_pad_max_pool.onnx", "(MaxPool): input 0 '/pool/Pad_output_0' is zero-padded by a Pad node"},
         Refusal{"bad_output_rank.onnx", "has rank 4: expected the logits"},
         Refusal{"bad_external_data.onnx", "initializer 'w.weight' keeps its data in an external file"}),
     [](const ::testing::TestParamInfo<Refusal>& param) {

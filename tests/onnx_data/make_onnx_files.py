@@ -15,6 +15,7 @@ below, so that tests can recompute them.
   tiny.onnx           every supported operator; logits out (layerplan adds the loss)
   tiny_softmax.onnx   a LogSoftmax output (the loss itself), opset 17
   tiny_unsorted.onnx  tiny.onnx with its nodes listed out of order
+  tiny_pad.onnx       Pad nodes folded into an AveragePool and a Conv
   tiny_folded.onnx    an eval-mode export with folding: batch norm folded into the
                       convolution, whose weights get generated names (onnx::Conv_N)
   resnet50.onnx       torchvision's ResNet-50 graph; its weights are graph inputs with
@@ -136,6 +137,33 @@ def tiny(log_softmax=False, opset=14):
     return g.model(["batch_size", 3, 8, 8], out, ["batch_size", 5], opset=opset)
 
 
+def pads(g, x, name, h, w):
+    """Pad with zeros, pads from a Constant node, as PyTorch exports F.pad or a padded avg_pool2d."""
+    value = helper.make_tensor("pads", TensorProto.INT64, [8], [0, 0, h, w, 0, 0, h, w])
+    p = g.node("Constant", [], f"{name}/Constant", value=value)
+    return g.node("Pad", [x, p], f"{name}/Pad", mode="constant")
+
+
+def padded():
+    """Pad + AveragePool (PyTorch's export of avg_pool2d(3, 1, padding=1)) and Pad + Conv."""
+    g = Graph()
+    x = pads(g, "input", "/pool", 1, 1)
+    x = g.node("AveragePool", [x], "/pool/AveragePool", kernel_shape=[3, 3], strides=[1, 1], pads=[0, 0, 0, 0])
+    x = pads(g, x, "/conv", 2, 1)
+    x = g.conv(x, "conv", 3, 4, 3, pad=0, bias=True)
+    x = g.node("Flatten", [x], "/Flatten")
+    x = g.gemm(x, "fc", 4 * 10 * 8, 5)
+    return g.model(["batch_size", 3, 8, 8], x, ["batch_size", 5])
+
+
+def pad_into_max_pool():
+    g = Graph()
+    x = pads(g, "input", "/pool", 1, 1)
+    x = g.node("MaxPool", [x], "/pool/MaxPool", kernel_shape=[3, 3])
+    x = g.node("Flatten", [x], "/Flatten")
+    return g.model(["N", 3, 8, 8], x, ["N", 192])
+
+
 def folded():
     g = Graph()
     x = g.conv("input", "onnx::Conv", 3, 4, 3, pad=1, bias=True)
@@ -243,6 +271,8 @@ def main():
     unsorted.graph.node.extend(nodes[::-1])
     save(unsorted, "tiny_unsorted.onnx", check=False)
     save(folded(), "tiny_folded.onnx")
+    save(padded(), "tiny_pad.onnx")
+    save(pad_into_max_pool(), "bad_pad_max_pool.onnx")
     save(resnet50(), "resnet50.onnx")
     for name, model, check in refusals():
         save(model, name, check)
