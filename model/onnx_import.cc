@@ -188,7 +188,8 @@ void add_input(ImportState& s, const onnx::ValueInfoProto& v, int64_t batch, con
     batch = n.has_dim_value() && n.dim_value() >= 1 && n.dim_value() <= kMaxBatch ? n.dim_value() : 1;
   require(!n.has_dim_value() || n.dim_value() == 1 || n.dim_value() == batch,
           where + ": batch dimension " + std::to_string(n.dim_value()) +
-              ": expected a symbolic batch, 1 or the batch " + std::to_string(batch));
+              ": expected a symbolic batch, 1 or the batch " + std::to_string(batch) +
+              " (torch.onnx.export(..., dynamic_axes={'input': {0: 'batch'}}))");
   Shape shape{{batch, 1, 1, 1}};
   const char* names[] = {"batch", "channels", "height", "width"};
   for (int d = 1; d < 4; ++d) {

@@ -194,6 +194,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Refusal{"bad_opset12.onnx", "opset 12: expected 13 to 17"},
         Refusal{"bad_opset18.onnx", "opset 18: expected 13 to 17"},
+        Refusal{"bad_fixed_batch.onnx",
+                "input 'input': batch dimension 3: expected a symbolic batch, 1 or the batch 8"},
         Refusal{"bad_dynamic_hw.onnx", "input 'input': height 'height': expected a fixed size"},
         Refusal{"bad_init_shape.onnx",
                 "node 0 '/conv/Conv' (Conv): initializer 'w.weight' has shape 4x2x3x3, "
