@@ -196,7 +196,8 @@ Window with_padding(const NodeContext& n, const Activation& x, Window w) {
 void pad(NodeContext& n) {
   const Activation x = n.padded_activation(0);
   if (n.string_attribute("mode", "constant") != "constant") n.fail("only constant (zero) padding is supported");
-  if (n.has_input(2) && n.param(2).data) {
+  if (n.has_input(2)) {
+    if (!n.param(2).data) n.fail("the padding value is not a constant in the file");
     const onnx::TensorProto& v = *n.param(2).data;
     const bool zero =
         v.data_type() == onnx::TensorProto::FLOAT && ((v.float_data_size() == 1 && v.float_data(0) == 0.0F) ||
