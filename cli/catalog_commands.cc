@@ -11,17 +11,20 @@
 namespace layerplan {
 
 void add_models_command(CLI::App& cmd, ModelsCommandArgs& args) {
-  cmd.add_option("--export", args.export_model, "Print this zoo model as a model file (docs/model-format.md)");
+  cmd.add_option("--export", args.export_model,
+                 "Print this zoo model, model file or ONNX file as a model file (docs/model-format.md)");
+  cmd.add_option("--model", args.model, "List only this zoo model, model file or ONNX file");
 }
 
 int run_models_command(const ModelsCommandArgs& args) {
   if (args.export_model) {
-    std::cout << model_to_json(build_zoo_model(*args.export_model, 1));
+    std::cout << model_to_json(resolve_model(*args.export_model, {}, 1));
     return 0;
   }
   std::printf("%-14s %8s %14s %12s\n", "model", "layers", "parameters", "GMAC/image");
-  for (const std::string& name : zoo_model_names()) {
-    const ModelGraph g = build_zoo_model(name, 1);
+  const std::vector<std::string> names = args.model ? std::vector<std::string>{*args.model} : zoo_model_names();
+  for (const std::string& name : names) {
+    const ModelGraph g = resolve_model(name, {}, 1);
     std::printf("%-14s %8d %14lld %12.3f\n", name.c_str(), g.size(), static_cast<long long>(parameter_count(g)),
                 static_cast<double>(forward_macs(g)) / 1e9);
   }

@@ -9,7 +9,8 @@
 namespace layerplan {
 
 struct ModelsCommandArgs {
-  std::optional<std::string> export_model;  // print this zoo model as a model file instead
+  std::optional<std::string> export_model;  // print this model as a model file instead
+  std::optional<std::string> model;         // list only this model
 };
 
 void add_models_command(CLI::App& cmd, ModelsCommandArgs& args);

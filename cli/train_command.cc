@@ -111,7 +111,7 @@ void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
   cmd.add_option("--save", o.save, "Write a checkpoint (safetensors) here at the end and every --save-every steps");
   cmd.add_option("--save-every", o.save_every, "Steps between checkpoints (0: only at the end)")->capture_default_str();
   cmd.add_option("--resume", o.resume, "Continue the run a checkpoint saved (weights, momentum, step)");
-  cmd.add_option("--init-from", o.init_from, "Start from the weights of this safetensors file");
+  cmd.add_option("--init-from", o.init_from, "Start from the weights of this safetensors or ONNX file");
 }
 
 }  // namespace

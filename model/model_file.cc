@@ -14,6 +14,7 @@
 #include "common/limits.h"
 #include "common/text.h"
 #include "model/json_input.h"
+#include "model/onnx_model.h"
 #include "model/zoo.h"
 
 namespace layerplan {
@@ -283,13 +284,24 @@ bool is_zoo_model(const std::string& name) {
   return false;
 }
 
-// The file's text, or nullopt when no regular file is there (the search goes on); throws
-// when it exists but cannot be read. The check by name only picks the candidates: the
-// read refuses, on the open file, anything that is not (or is no longer) a regular file.
-std::optional<std::string> read_model_file(const std::string& path) {
+// The model in the file at `path` (ONNX when it ends in .onnx, else a model file),
+// named `shown` in errors.
+ModelGraph read_model(const std::string& path, const std::string& shown, int64_t batch) {
+  if (is_onnx_path(path)) {
+    const std::string bytes = read_input_file(path, "ONNX file '" + shown + "'", kMaxOnnxFileBytes);
+    return model_from_onnx(bytes, batch, shown, std::filesystem::path(path).filename().string());
+  }
+  return model_from_json(read_input_file(path, "model file '" + shown + "'", kMaxTextInputBytes), batch, shown);
+}
+
+// The model in the file at `path`, or nullopt when no regular file is there (the search
+// goes on); throws when it exists but cannot be read. The check by name only picks the
+// candidates: the read refuses, on the open file, anything that is not (or is no longer)
+// a regular file.
+std::optional<ModelGraph> read_model_file(const std::string& path, int64_t batch) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  return read_input_file(path, "model file '" + path + "'", kMaxTextInputBytes);
+  return read_model(path, path, batch);
 }
 
 }  // namespace
@@ -297,18 +309,20 @@ std::optional<std::string> read_model_file(const std::string& path) {
 ModelGraph resolve_model(const std::string& name, const std::vector<std::string>& model_path, int64_t batch) {
   require(!name.empty(), "model '': expected a zoo model name or a model file");
   if (is_zoo_model(name)) return build_zoo_model(name, batch);
-  if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+  const bool has_slash = name.find('/') != std::string::npos;
+  if (has_slash || name.ends_with(".json") || (is_onnx_path(name) && model_path.empty())) {
     // A path names one file: whatever is there is read or refused, saying why.
-    const std::string path = clipped(name, 4 * kMaxQuotedChars);
-    return model_from_json(read_input_file(name, "model file '" + path + "'", kMaxTextInputBytes), batch, path);
+    return read_model(name, clipped(name, 4 * kMaxQuotedChars), batch);
   }
   std::vector<std::string> tried;
+  if (is_onnx_path(name)) tried.push_back(name);  // an ONNX file here, else in the model path
   for (const std::string& dir : model_path) {
     tried.push_back(dir + "/" + name + ".json");
+    tried.push_back(dir + "/" + name + ".onnx");
     tried.push_back(dir + "/" + name);
   }
   for (const std::string& path : tried) {
-    if (const auto text = read_model_file(path)) return model_from_json(*text, batch, path);
+    if (auto graph = read_model_file(path, batch)) return std::move(*graph);
   }
   std::string known;
   for (const std::string& z : zoo_model_names()) known += (known.empty() ? "" : ", ") + z;

@@ -372,6 +372,27 @@ TEST_F(StepdTest, AModelFileNestedTooDeepNeverCrashesSlurmstepd) {
   ASSERT_EQ(r.output.size(), 1u) << r.all_output();
 }
 
+// An ONNX model plans through the plugin itself (libonnx loaded into slurmstepd), and a
+// file libonnx's checker refuses (its exception crosses from libonnx into the plugin,
+// whose C++ runtime is its own) fails the step with that one line.
+std::string onnx_test_file(const std::string& name) {
+  std::ifstream in(std::string(LAYERPLAN_SOURCE_DIR) + "/tests/onnx_data/" + name, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST_F(StepdTest, AnOnnxModelPlansAndABadOneFailsTheStep) {
+  const std::string good = user_file("tiny.onnx", onnx_test_file("tiny.onnx"));
+  const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=" + good, "layerplan-batch=16"}), kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+  ASSERT_EQ(r.env.count("LAYERPLAN_PLAN"), 1u);
+  const std::string bad = user_file("bad.onnx", onnx_test_file("bad_checker.onnx"));
+  expect_failed_step(run_step(step({"layerplan=auto", "layerplan-model=" + bad}), kPlugin),
+                     "not a valid ONNX model: Node (/conv/Conv) has input size 1");
+}
+
 // A search far too big for its budget (ResNet-50 on 128 x 8 GPUs: the cost tables alone
 // overshoot a 0.1 s budget by seconds, and take GBs) held slurmstepd for as long as it took;
 // here the child is killed at the budget plus the admin's margin, whatever it does.

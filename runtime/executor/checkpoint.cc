@@ -3,6 +3,8 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/input_file.h"
+#include "model/onnx_model.h"
 #include "runtime/safetensors.h"
 
 namespace layerplan {
@@ -118,8 +120,15 @@ void write_checkpoint(const std::string& path, const TrainingState& state) {
 }
 
 TrainingState read_checkpoint(const std::string& path) {
-  const safetensors::Reader reader(path);
   TrainingState state;
+  if (is_onnx_path(path)) {  // an ONNX file's initializers: weights only, no step
+    const std::string bytes = read_input_file(path, "ONNX file '" + path + "'", kMaxOnnxFileBytes);
+    for (auto& [name, tensor] : onnx_initial_weights(bytes, path)) {
+      state.arrays[name] = FloatArray{std::move(tensor.shape), std::move(tensor.values)};
+    }
+    return state;
+  }
+  const safetensors::Reader reader(path);
   state.metadata = reader.metadata();
   for (const auto& [name, info] : reader.tensors()) {
     if (info.dtype != safetensors::DType::kF32) continue;

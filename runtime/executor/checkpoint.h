@@ -36,8 +36,9 @@ struct TrainingState {
 void write_checkpoint(const std::string& path, const TrainingState& state);
 
 // Reads every F32 tensor of `path` and its metadata; tensors of other dtypes (such as
-// PyTorch's I64 num_batches_tracked) are left out. Throws UsageError naming the file for
-// a missing or corrupt one.
+// PyTorch's I64 num_batches_tracked) are left out. A path ending in .onnx is an ONNX file:
+// its initializers, named "<layer>.weight" ... as model/onnx_model.h names its layers, and
+// no metadata (so no step). Throws UsageError naming the file for a missing or corrupt one.
 TrainingState read_checkpoint(const std::string& path);
 
 // torchvision's module path of a zoo layer: AlexNet's conv1 is "features.0" and fc6

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""Two SGD steps from an ONNX file's initializers: layerplan against PyTorch
+(docs/BENCHMARKS.md, "ONNX import").
+
+A torchvision model is exported for training (TrainingMode.TRAINING,
+do_constant_folding=False) at a small fixed image size with a symbolic batch; its
+initializers, read back with the onnx package, are the starting weights of PyTorch in
+float64 (the yardstick) and float32, and of `layerplan train --init-from FILE.onnx`, all
+on the same images and labels (a safetensors dataset, in layerplan's batch order with
+--shuffle off). After the steps, every parameter and running statistic of layerplan's
+checkpoint is compared with PyTorch's float64 result, as PyTorch's own float32 run is:
+the float32 spread, not a fixed tolerance, is the yardstick (batch norm on small batches
+amplifies rounding). Models with dropout (AlexNet, VGG) draw other masks than PyTorch and
+are not comparable this way.
+
+Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
+  /usr/bin/python3 bench/onnx_sgd_vs_pytorch.py [--layerplan build/layerplan] [--model resnet18]
+      [--size 64] [--batch 4] [--steps 2] [--kernels onednn]
+"""
+import argparse
+import copy
+import json
+import os
+import struct
+import subprocess
+import tempfile
+import warnings
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+import torchvision
+
+
+def write_dataset(path, images, labels):
+    """A safetensors file with images (F32) and labels (I64)."""
+    tensors = {"images": ("F32", images.numpy().astype("<f4")), "labels": ("I64", labels.numpy().astype("<i8"))}
+    header, offset, blobs = {}, 0, []
+    for name, (dtype, array) in tensors.items():
+        data = array.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + size])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] != "F32":
+            continue
+        lo, hi = info["data_offsets"]
+        out[name] = np.frombuffer(data[8 + size + lo:8 + size + hi], dtype="<f4").reshape(info["shape"])
+    return out
+
+
+def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum):
+    model = copy.deepcopy(model).to(dtype)
+    model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=False)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    lanes = images.shape[0] // batch
+    for k in range(steps):
+        x, y = images[k::lanes][:batch].to(dtype), labels[k::lanes][:batch]
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return {k: v.detach().to(torch.float64).numpy() for k, v in model.state_dict().items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layerplan", default="build/layerplan")
+    ap.add_argument("--model", default="resnet18")
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--kernels", default="onednn")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(1)
+    model = getattr(torchvision.models, args.model)()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, args.model + ".onnx")
+        torch.onnx.export(copy.deepcopy(model), torch.randn(2, 3, args.size, args.size), path,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False, opset_version=14,
+                          input_names=["input"], output_names=["logits"],
+                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+        state = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy())
+                 for t in onnx.load(path).graph.initializer}
+        images = torch.randn(args.batch * args.steps, 3, args.size, args.size)
+        labels = torch.randint(0, 1000, (args.batch * args.steps,))
+        data = os.path.join(tmp, "data.safetensors")
+        write_dataset(data, images, labels)
+        plan, ck = os.path.join(tmp, "plan.json"), os.path.join(tmp, "ck.safetensors")
+        subprocess.run([args.layerplan, "plan", "--model", path, "--batch", str(args.batch), "--gpus", "1",
+                        "--json", plan], check=True, capture_output=True)
+        subprocess.run([args.layerplan, "train", "--plan", plan, "--model", path, "--data", data, "--steps",
+                        str(args.steps), "--shuffle", "off", "--lr", str(args.lr), "--momentum", str(args.momentum),
+                        "--kernels", args.kernels, "--init-from", path, "--save", ck], check=True,
+                       capture_output=True)
+        ours = read_safetensors(ck)
+    start = {k: v.to(torch.float64).numpy() for k, v in state.items()}
+    ref = torch_steps(model, state, torch.float64, images, labels, args.batch, args.steps, args.lr, args.momentum)
+    f32 = torch_steps(model, state, torch.float32, images, labels, args.batch, args.steps, args.lr, args.momentum)
+    names = [k for k in ref if k in start and not k.endswith("num_batches_tracked")]
+    missing = [k for k in names if k not in ours]
+    if missing:
+        raise SystemExit(f"layerplan's checkpoint lacks {missing[:3]}")
+
+    def spread(other):
+        moved = sum(float(np.sum((ref[k] - start[k]) ** 2)) for k in names) ** 0.5
+        off = sum(float(np.sum((other[k].astype(np.float64) - ref[k]) ** 2)) for k in names) ** 0.5
+        worst = max(float(np.max(np.abs(other[k].astype(np.float64) - ref[k]))) for k in names)
+        return off / moved, worst
+
+    ours_rel, ours_max = spread(ours)
+    f32_rel, f32_max = spread(f32)
+    print(f"{args.model} {args.size}x{args.size}, batch {args.batch}, {args.steps} SGD steps (lr {args.lr}, momentum "
+          f"{args.momentum}), {len(names)} tensors; distance from PyTorch float64, relative to how far it moved, and "
+          f"the largest element difference:")
+    print(f"  layerplan ({args.kernels}): {ours_rel:.3e}  max {ours_max:.3e}")
+    print(f"  PyTorch float32:        {f32_rel:.3e}  max {f32_max:.3e}")
+    ratio = ours_rel / max(f32_rel, 1e-300)
+    print(f"  layerplan / PyTorch float32: {ratio:.2f}" + (" (no further)" if ratio <= 1 else " (further)"))
+
+
+if __name__ == "__main__":
+    main()

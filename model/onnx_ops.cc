@@ -1,0 +1,418 @@
+#include "model/onnx_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <stdexcept>
+
+#include "common/error.h"
+#include "common/text.h"
+
+namespace layerplan::onnx_import {
+
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string out;
+  for (const int64_t d : dims) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out.empty() ? "a scalar" : out;
+}
+
+}  // namespace
+
+void NodeContext::fail(const std::string& what) const { throw UsageError(where_ + ": " + what); }
+
+bool NodeContext::has_input(int slot) const { return slot < node_.input_size() && !node_.input(slot).empty(); }
+
+Activation NodeContext::activation(int slot) const {
+  const Activation a = padded_activation(slot);
+  if (a.pad_h != 0 || a.pad_w != 0) {
+    fail("input " + std::to_string(slot) + " '" + clipped(node_.input(slot)) +
+         "' is zero-padded by a Pad node: only Conv and AveragePool take a padded input");
+  }
+  return a;
+}
+
+Activation NodeContext::padded_activation(int slot) const {
+  if (!has_input(slot)) fail("input " + std::to_string(slot) + " is missing");
+  const std::string& name = node_.input(slot);
+  const auto it = state_.activations.find(name);
+  if (it != state_.activations.end()) return it->second;
+  if (state_.params.count(name)) {
+    fail("input " + std::to_string(slot) + " '" + clipped(name) +
+         "' is a constant: expected the output of a layer (constant operands are not supported)");
+  }
+  fail("input " + std::to_string(slot) + " '" + clipped(name) + "' is not produced by an earlier node");
+}
+
+std::vector<int64_t> NodeContext::int64_values(const Param& p) const {
+  if (!p.data || p.data->data_type() != onnx::TensorProto::INT64) {
+    fail("'" + clipped(p.name) + "' is not an int64 constant in the file");
+  }
+  if (!p.data->has_raw_data()) return {p.data->int64_data().begin(), p.data->int64_data().end()};
+  const std::string& raw = p.data->raw_data();
+  std::vector<int64_t> values(raw.size() / sizeof(int64_t));
+  if (values.size() * sizeof(int64_t) != raw.size()) fail("'" + clipped(p.name) + "' has a partial int64 value");
+  std::memcpy(values.data(), raw.data(), raw.size());  // little-endian, as ONNX stores it
+  return values;
+}
+
+const Param& NodeContext::param(int slot) const {
+  if (!has_input(slot)) fail("input " + std::to_string(slot) + " is missing");
+  const std::string& name = node_.input(slot);
+  const auto it = state_.params.find(name);
+  if (it == state_.params.end()) {
+    fail("input " + std::to_string(slot) + " '" + clipped(name) +
+         "' is computed: expected an initializer (weights computed in the graph are not supported)");
+  }
+  return it->second;
+}
+
+void NodeContext::expect_dims(const Param& p, const std::vector<int64_t>& dims) const {
+  if (p.dims != dims) {
+    fail("initializer '" + clipped(p.name) + "' has shape " + dims_text(p.dims) + ", expected " + dims_text(dims));
+  }
+}
+
+const onnx::AttributeProto* NodeContext::attribute(const char* name) const {
+  for (const onnx::AttributeProto& a : node_.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+bool NodeContext::has_attribute(const char* name) const { return attribute(name) != nullptr; }
+
+int64_t NodeContext::int_attribute(const char* name, int64_t fallback) const {
+  const onnx::AttributeProto* a = attribute(name);
+  return a ? a->i() : fallback;
+}
+
+std::vector<int64_t> NodeContext::ints_attribute(const char* name, std::vector<int64_t> fallback) const {
+  const onnx::AttributeProto* a = attribute(name);
+  if (!a) return fallback;
+  return {a->ints().begin(), a->ints().end()};
+}
+
+float NodeContext::float_attribute(const char* name, float fallback) const {
+  const onnx::AttributeProto* a = attribute(name);
+  return a ? a->f() : fallback;
+}
+
+std::string NodeContext::string_attribute(const char* name, const std::string& fallback) const {
+  const onnx::AttributeProto* a = attribute(name);
+  return a ? a->s() : fallback;
+}
+
+std::string NodeContext::layer_name(const Param* weight) const {
+  static const std::string kWeight = ".weight";
+  if (weight && weight->name.size() > kWeight.size() && weight->name.ends_with(kWeight)) {
+    return weight->name.substr(0, weight->name.size() - kWeight.size());
+  }
+  return node_.name().empty() ? node_.output(0) : node_.name();
+}
+
+void NodeContext::bind(const std::string& layer, const char* role, const Param& p) {
+  state_.parameter_sources[layer + "." + role] = p.name;
+}
+
+void NodeContext::produce(int layer, int rank) { state_.activations[node_.output(0)] = Activation{layer, rank}; }
+
+void NodeContext::alias(const Activation& a) { state_.activations[node_.output(0)] = a; }
+
+void NodeContext::constant(const onnx::TensorProto& value) {
+  state_.params[node_.output(0)] = Param{node_.output(0), {value.dims().begin(), value.dims().end()}, &value};
+}
+
+namespace {
+
+constexpr int64_t kMaxWindowAttribute = 4096;
+
+// An attribute of two values (height, width) in 1..4096, or `fallback` when absent.
+std::array<int, 2> pair_attribute(const NodeContext& n, const char* name, int64_t minimum, int fallback) {
+  const std::vector<int64_t> v = n.ints_attribute(name, {fallback, fallback});
+  if (v.size() != 2) n.fail(std::string(name) + " has " + std::to_string(v.size()) + " values: expected 2 (2-D only)");
+  for (const int64_t x : v) {
+    if (x < minimum || x > kMaxWindowAttribute) {
+      n.fail(std::string(name) + " " + std::to_string(x) + ": expected " + std::to_string(minimum) + " to " +
+             std::to_string(kMaxWindowAttribute));
+    }
+  }
+  return {static_cast<int>(v[0]), static_cast<int>(v[1])};
+}
+
+// kernel_shape (or `kernel` from the weight), strides and pads of Conv and the pools:
+// only explicit, symmetric padding and no dilation.
+Window window_of(const NodeContext& n, std::array<int, 2> kernel) {
+  if (n.string_attribute("auto_pad", "NOTSET") != "NOTSET" && n.string_attribute("auto_pad", "NOTSET") != "VALID") {
+    n.fail("auto_pad " + clipped(n.string_attribute("auto_pad", "")) + ": expected NOTSET with explicit pads");
+  }
+  if (n.has_attribute("kernel_shape")) kernel = pair_attribute(n, "kernel_shape", 1, 1);
+  if (pair_attribute(n, "dilations", 1, 1) != std::array<int, 2>{1, 1})
+    n.fail("dilations other than 1 are not supported");
+  const std::array<int, 2> stride = pair_attribute(n, "strides", 1, 1);
+  const std::vector<int64_t> pads = n.ints_attribute("pads", {0, 0, 0, 0});
+  if (pads.size() != 4) n.fail("pads has " + std::to_string(pads.size()) + " values: expected 4");
+  if (pads[0] != pads[2] || pads[1] != pads[3]) n.fail("asymmetric pads are not supported");
+  for (const int64_t p : pads) {
+    if (p < 0 || p > kMaxWindowAttribute) n.fail("pad " + std::to_string(p) + ": expected 0 to 4096");
+  }
+  return Window{kernel[0], kernel[1], stride[0], stride[1], static_cast<int>(pads[0]), static_cast<int>(pads[1])};
+}
+
+// Pools round down (ceil_mode 0); ceil_mode 1 is accepted where it gives the same size.
+void check_ceil_mode(const NodeContext& n, const Shape& in, const Window& w) {
+  if (n.int_attribute("ceil_mode", 0) == 0) return;
+  const bool exact = (in.h() + int64_t{2} * w.pad_h - w.kernel_h) % w.stride_h == 0 &&
+                     (in.w() + int64_t{2} * w.pad_w - w.kernel_w) % w.stride_w == 0;
+  if (!exact) n.fail("ceil_mode 1 rounds the output size up: not supported");
+}
+
+Activation padded_image(NodeContext& n, int slot) {
+  const Activation a = n.padded_activation(slot);
+  if (a.rank != 4) n.fail("input " + std::to_string(slot) + " has rank " + std::to_string(a.rank) + ": expected NCHW");
+  return a;
+}
+
+Activation image(NodeContext& n, int slot) {
+  const Activation a = n.activation(slot);
+  if (a.rank != 4) n.fail("input " + std::to_string(slot) + " has rank " + std::to_string(a.rank) + ": expected NCHW");
+  return a;
+}
+
+// The window with a Pad node's zeros added to its own padding.
+Window with_padding(const NodeContext& n, const Activation& x, Window w) {
+  if (w.pad_h + int64_t{x.pad_h} > kMaxWindowAttribute || w.pad_w + int64_t{x.pad_w} > kMaxWindowAttribute) {
+    n.fail("padding above 4096");
+  }
+  w.pad_h += x.pad_h;
+  w.pad_w += x.pad_w;
+  return w;
+}
+
+// Pad with zeros around height and width, equal on both sides: kept with the activation
+// and added to the padding of the Conv or AveragePool that reads it (PyTorch exports a
+// padded average pool that counts padding as Pad + AveragePool).
+void pad(NodeContext& n) {
+  const Activation x = n.padded_activation(0);
+  if (n.string_attribute("mode", "constant") != "constant") n.fail("only constant (zero) padding is supported");
+  if (n.has_input(2)) {
+    if (!n.param(2).data) n.fail("the padding value is not a constant in the file");
+    const onnx::TensorProto& v = *n.param(2).data;
+    const bool zero =
+        v.data_type() == onnx::TensorProto::FLOAT && ((v.float_data_size() == 1 && v.float_data(0) == 0.0F) ||
+                                                      (v.has_raw_data() && v.raw_data() == std::string(4, '\0')));
+    if (!zero) n.fail("only padding with zeros is supported");
+  }
+  if (n.has_input(3)) n.fail("the axes input is not supported");
+  const std::vector<int64_t> p = n.int64_values(n.param(1));
+  if (x.rank != 4 || p.size() != 8) n.fail("expected pads for the 4 dimensions of an NCHW tensor");
+  if (p[0] != 0 || p[1] != 0 || p[4] != 0 || p[5] != 0) n.fail("padding of the batch or channels is not supported");
+  if (p[2] != p[6] || p[3] != p[7]) n.fail("asymmetric pads are not supported");
+  if (p[2] < 0 || p[3] < 0 || p[2] > kMaxWindowAttribute || p[3] > kMaxWindowAttribute) {
+    n.fail("pads " + std::to_string(p[2]) + ", " + std::to_string(p[3]) + ": expected 0 to 4096");
+  }
+  Activation out = x;
+  out.pad_h += static_cast<int>(p[2]);
+  out.pad_w += static_cast<int>(p[3]);
+  if (out.pad_h > kMaxWindowAttribute || out.pad_w > kMaxWindowAttribute) n.fail("padding above 4096");
+  n.alias(out);
+}
+
+void conv(NodeContext& n) {
+  const Activation x = padded_image(n, 0);
+  const Param& w = n.param(1);
+  if (n.int_attribute("group", 1) != 1) {
+    n.fail("grouped convolution (group " + std::to_string(n.int_attribute("group", 1)) + ") is not supported");
+  }
+  if (w.dims.size() != 4)
+    n.fail("weight '" + clipped(w.name) + "' has rank " + std::to_string(w.dims.size()) + ": expected 4");
+  const int64_t in_channels = n.graph().layer(x.layer).output.c();
+  const int64_t out = w.dims[0];
+  if (out < 1 || out > (int64_t{1} << 30))
+    n.fail("weight '" + clipped(w.name) + "' has " + std::to_string(out) + " filters");
+  const Window win =
+      with_padding(n, x,
+                   window_of(n, {static_cast<int>(std::clamp<int64_t>(w.dims[2], 1, kMaxWindowAttribute)),
+                                 static_cast<int>(std::clamp<int64_t>(w.dims[3], 1, kMaxWindowAttribute))}));
+  n.expect_dims(w, {out, in_channels, win.kernel_h, win.kernel_w});
+  const bool bias = n.has_input(2);
+  if (bias) n.expect_dims(n.param(2), {out});
+  const std::string name = n.layer_name(&w);
+  n.produce(n.graph().conv2d(name, x.layer, static_cast<int>(out), win, bias), 4);
+  n.bind(name, "weight", w);
+  if (bias) n.bind(name, "bias", n.param(2));
+}
+
+void max_pool(NodeContext& n) {
+  const Activation x = image(n, 0);
+  if (n.int_attribute("storage_order", 0) != 0) n.fail("storage_order 1 is not supported");
+  if (n.node().output_size() > 1 && !n.node().output(1).empty()) n.fail("the Indices output is not supported");
+  const Window w = window_of(n, {1, 1});
+  check_ceil_mode(n, n.graph().layer(x.layer).output, w);
+  n.produce(n.graph().max_pool(n.layer_name(nullptr), x.layer, w), 4);
+}
+
+void average_pool(NodeContext& n) {
+  const Activation x = padded_image(n, 0);
+  const Window own = window_of(n, {1, 1});
+  if ((own.pad_h > 0 || own.pad_w > 0) && n.int_attribute("count_include_pad", 0) == 0) {
+    n.fail("average pooling that leaves padding out of the count (count_include_pad 0) is not supported");
+  }
+  const Window w = with_padding(n, x, own);  // a Pad node's zeros always count
+  check_ceil_mode(n, n.graph().layer(x.layer).output, w);
+  // A 1x1 window of stride 1 is an identity: PyTorch writes one for an adaptive pool whose
+  // input already has the output's size (AlexNet's and VGG's 6x6 and 7x7).
+  if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0) {
+    n.alias(x);
+    return;
+  }
+  n.produce(n.graph().avg_pool(n.layer_name(nullptr), x.layer, w), 4);
+}
+
+void global_average_pool(NodeContext& n) {
+  const Activation x = image(n, 0);
+  n.produce(n.graph().global_avg_pool(n.layer_name(nullptr), x.layer), 4);
+}
+
+// Gemm as a fully connected layer: y = x·Wᵀ + b, as torch.nn.Linear exports it.
+void gemm(NodeContext& n) {
+  const Activation x = n.activation(0);
+  if (x.rank != 2) n.fail("input 0 has rank " + std::to_string(x.rank) + ": expected 2 (flatten first)");
+  if (n.int_attribute("transA", 0) != 0 || n.int_attribute("transB", 0) != 1) {
+    n.fail("transA " + std::to_string(n.int_attribute("transA", 0)) + ", transB " +
+           std::to_string(n.int_attribute("transB", 0)) + ": expected 0 and 1 (torch.nn.Linear)");
+  }
+  if (n.float_attribute("alpha", 1.0F) != 1.0F || n.float_attribute("beta", 1.0F) != 1.0F) {
+    n.fail("alpha and beta other than 1 are not supported");
+  }
+  const Param& w = n.param(1);
+  if (w.dims.size() != 2 || w.dims[0] < 1 || w.dims[0] > (int64_t{1} << 30)) {
+    n.fail("weight '" + clipped(w.name) + "' has shape " + dims_text(w.dims) +
+           ": expected [out_features, in_features]");
+  }
+  const int64_t out = w.dims[0];
+  n.expect_dims(w, {out, n.graph().layer(x.layer).output.c()});
+  const bool bias = n.has_input(2);
+  if (bias) n.expect_dims(n.param(2), {out});
+  const std::string name = n.layer_name(&w);
+  n.produce(n.graph().fully_connected(name, x.layer, static_cast<int>(out), bias), 2);
+  n.bind(name, "weight", w);
+  if (bias) n.bind(name, "bias", n.param(2));
+}
+
+void relu(NodeContext& n) {
+  const Activation x = n.activation(0);
+  n.produce(n.graph().relu(n.layer_name(nullptr), x.layer), x.rank);
+}
+
+// Training-mode exports add outputs 1 and 2 (the updated running statistics); they are
+// the layer's own state, not tensors of the graph, so they are left unbound.
+void batch_normalization(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const int64_t c = n.graph().layer(x.layer).output.c();
+  const std::array<const char*, 4> roles = {"weight", "bias", "running_mean", "running_var"};
+  for (int slot = 1; slot <= 4; ++slot) n.expect_dims(n.param(slot), {c});
+  const std::string name = n.layer_name(&n.param(1));
+  n.produce(n.graph().batch_norm(name, x.layer), x.rank);
+  for (int slot = 1; slot <= 4; ++slot) n.bind(name, roles[static_cast<size_t>(slot - 1)], n.param(slot));
+}
+
+// The ratio is not read: the runtime's dropout drops with p = 0.5 (docs/model-format.md).
+void dropout(NodeContext& n) {
+  const Activation x = n.activation(0);
+  n.produce(n.graph().dropout(n.layer_name(nullptr), x.layer), x.rank);
+}
+
+void flatten(NodeContext& n) {
+  const Activation x = n.activation(0);
+  if (n.int_attribute("axis", 1) != 1) {
+    n.fail("axis " + std::to_string(n.int_attribute("axis", 1)) + ": expected 1 (keep the batch dimension)");
+  }
+  n.produce(n.graph().flatten(n.layer_name(nullptr), x.layer), 2);
+}
+
+// Several activations of the same rank.
+std::vector<int> operands(const NodeContext& n, int* rank) {
+  std::vector<int> ids;
+  for (int slot = 0; slot < n.node().input_size(); ++slot) {
+    const Activation a = n.activation(slot);
+    if (slot > 0 && a.rank != *rank)
+      n.fail("inputs of rank " + std::to_string(*rank) + " and " + std::to_string(a.rank));
+    *rank = a.rank;
+    ids.push_back(a.layer);
+  }
+  return ids;
+}
+
+void concat(NodeContext& n) {
+  int rank = 4;
+  std::vector<int> ids = operands(n, &rank);
+  const int64_t axis = n.int_attribute("axis", 1);
+  if (axis != 1 && axis != 1 - rank) n.fail("axis " + std::to_string(axis) + ": expected the channel axis, 1");
+  n.produce(n.graph().concat(n.layer_name(nullptr), std::move(ids)), rank);
+}
+
+void add(NodeContext& n) {
+  int rank = 4;
+  std::vector<int> ids = operands(n, &rank);
+  n.produce(n.graph().add(n.layer_name(nullptr), std::move(ids)), rank);
+}
+
+// Softmax or LogSoftmax over the classes ends the model: layerplan's loss layer.
+void softmax(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const int64_t axis = n.int_attribute("axis", -1);
+  if (x.rank != 2 || (axis != 1 && axis != -1)) n.fail("expected a softmax over the classes of an NC tensor (axis 1)");
+  n.produce(n.graph().softmax_cross_entropy(n.layer_name(nullptr), x.layer), 2);
+}
+
+void identity(NodeContext& n) { n.alias(n.activation(0)); }
+
+void constant(NodeContext& n) {
+  for (const onnx::AttributeProto& a : n.node().attribute()) {
+    if (a.name() == "value" && a.has_t()) {
+      n.constant(a.t());
+      return;
+    }
+  }
+  n.fail("expected a tensor 'value' attribute");
+}
+
+// The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
+// exports readable; everything else maps to one layer kind (docs/model-format.md).
+constexpr std::array<OpEntry, 16> kOps = {{
+    {"Add", &add},
+    {"AveragePool", &average_pool},
+    {"BatchNormalization", &batch_normalization},
+    {"Concat", &concat},
+    {"Constant", &constant},
+    {"Conv", &conv},
+    {"Dropout", &dropout},
+    {"Flatten", &flatten},
+    {"Gemm", &gemm},
+    {"GlobalAveragePool", &global_average_pool},
+    {"Identity", &identity},
+    {"LogSoftmax", &softmax},
+    {"MaxPool", &max_pool},
+    {"Pad", &pad},
+    {"Relu", &relu},
+    {"Softmax", &softmax},
+}};
+
+}  // namespace
+
+const OpEntry* find_op(std::string_view op_type) {
+  for (const OpEntry& e : kOps) {
+    if (e.op_type == op_type) return &e;
+  }
+  return nullptr;
+}
+
+std::string supported_ops() {
+  std::string out;
+  for (const OpEntry& e : kOps) out += (out.empty() ? "" : ", ") + std::string(e.op_type);
+  return out;
+}
+
+}  // namespace layerplan::onnx_import

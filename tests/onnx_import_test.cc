@@ -1,0 +1,305 @@
+// ONNX models (model/onnx_model.h, docs/model-format.md "ONNX models"): the test files of
+// tests/onnx_data/ (written by make_onnx_files.py there) read into the layers they
+// describe, with their initial weights; ResNet-50 as PyTorch exports it equals the
+// built-in one; every refusal is one line naming what is wrong.
+#include "model/onnx_model.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/input_file.h"
+#include "model/layer_math.h"
+#include "model/model_file.h"
+#include "model/zoo.h"
+#include "planner/planner.h"
+#include "runtime/safetensors.h"
+#include "tests/cli_harness.h"
+#include "tests/scratch_dir.h"
+#include "topology/cluster_spec.h"
+
+namespace layerplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string onnx_path(const std::string& name) {
+  return std::string(LAYERPLAN_SOURCE_DIR) + "/tests/onnx_data/" + name;
+}
+
+std::string onnx_bytes(const std::string& name) { return read_input_file(onnx_path(name), name, kMaxOnnxFileBytes); }
+
+ModelGraph read_onnx(const std::string& name, int64_t batch) {
+  return model_from_onnx(onnx_bytes(name), batch, name, name);
+}
+
+// The pattern make_onnx_files.py fills every initializer with.
+float weight_value(int64_t i) { return static_cast<float>((i * 7) % 13 - 6) / 16.0F; }
+
+std::string window_text(const Window& w) {
+  return std::to_string(w.kernel_h) + "x" + std::to_string(w.kernel_w) + "/" + std::to_string(w.stride_h) + "," +
+         std::to_string(w.stride_w) + "/" + std::to_string(w.pad_h) + "," + std::to_string(w.pad_w);
+}
+
+std::string kinds(const ModelGraph& g) {
+  std::string out;
+  for (const Layer& l : g.layers()) out += std::string(out.empty() ? "" : " ") + std::string(kind_name(l.kind));
+  return out;
+}
+
+TEST(OnnxImport, EverySupportedOperatorBecomesItsLayer) {
+  const ModelGraph g = read_onnx("tiny.onnx", 8);
+  // Identity and the 1x1 average pool are identities; the Constant nodes feed Dropout.
+  EXPECT_EQ(kinds(g),
+            "input conv2d batch_norm relu max_pool conv2d conv2d relu concat conv2d batch_norm add relu avg_pool "
+            "global_avg_pool flatten dropout fully_connected relu fully_connected softmax_cross_entropy");
+  EXPECT_EQ(g.name(), "tiny.onnx");
+  EXPECT_EQ(g.layer(0).output, (Shape{{8, 3, 8, 8}}));  // the symbolic batch takes the plan's
+  EXPECT_EQ(g.layer(1).name, "conv1");                  // named after conv1.weight
+  EXPECT_EQ(window_text(g.layer(1).window), "3x3/1,1/1,1");
+  EXPECT_FALSE(g.layer(1).has_bias);
+  EXPECT_EQ(g.layer(2).name, "bn1");
+  EXPECT_EQ(g.layer(3).name, "/relu/Relu");  // no weight: the node's name
+  EXPECT_EQ(g.layer(4).output, (Shape{{8, 4, 4, 4}}));
+  EXPECT_TRUE(g.layer(5).has_bias);
+  EXPECT_EQ(g.layer(8).inputs, (std::vector<int>{5, 7}));    // concat of both branches
+  EXPECT_EQ(g.layer(11).inputs, (std::vector<int>{10, 8}));  // the residual add
+  EXPECT_EQ(window_text(g.layer(13).window), "3x3/1,1/1,1");
+  EXPECT_EQ(g.layer(17).name, "fc1");
+  EXPECT_EQ(g.layer(17).output, (Shape{{8, 6, 1, 1}}));
+  EXPECT_EQ(g.layer(19).inputs, (std::vector<int>{18}));  // through the Identity
+  EXPECT_EQ(g.layer(20).name, "loss");                    // logits out: the loss is added
+}
+
+TEST(OnnxImport, ASoftmaxOutputIsTheLossAndOpset17Reads) {
+  const ModelGraph g = read_onnx("tiny_softmax.onnx", 3);
+  EXPECT_EQ(kinds(g), kinds(read_onnx("tiny.onnx", 3)));
+  EXPECT_EQ(g.layers().back().name, "/LogSoftmax");
+}
+
+TEST(OnnxImport, NodesOutOfOrderAreSorted) {
+  const ModelGraph sorted = read_onnx("tiny.onnx", 4);
+  const ModelGraph unsorted = read_onnx("tiny_unsorted.onnx", 4);
+  ASSERT_EQ(unsorted.size(), sorted.size());
+  for (int i = 0; i < sorted.size(); ++i) {
+    EXPECT_EQ(unsorted.layer(i).kind, sorted.layer(i).kind) << i;
+    EXPECT_EQ(unsorted.layer(i).output, sorted.layer(i).output) << i;
+  }
+}
+
+// PyTorch exports avg_pool2d(3, 1, padding=1) (count_include_pad) as Pad + AveragePool:
+// the zeros of a Pad node become the padding of the pool or convolution that reads them.
+TEST(OnnxImport, ZeroPadNodesBecomeTheWindowsPadding) {
+  const ModelGraph g = read_onnx("tiny_pad.onnx", 2);
+  EXPECT_EQ(kinds(g), "input avg_pool conv2d flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(window_text(g.layer(1).window), "3x3/1,1/1,1");
+  EXPECT_EQ(g.layer(1).output, (Shape{{2, 3, 8, 8}}));
+  EXPECT_EQ(window_text(g.layer(2).window), "3x3/1,1/2,1");
+  EXPECT_EQ(g.layer(2).output, (Shape{{2, 4, 10, 8}}));
+}
+
+TEST(OnnxImport, FoldedBatchNormPlansAsTheModelItIs) {
+  // An eval-mode export: batch norm folded into the convolution's weights and bias.
+  const ModelGraph g = read_onnx("tiny_folded.onnx", 4);
+  EXPECT_EQ(kinds(g), "input conv2d relu global_avg_pool flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(g.layer(0).output.n(), 4);  // a batch of 1 in the file takes the plan's
+  EXPECT_EQ(g.layer(1).name, "/conv1/Conv");
+  EXPECT_TRUE(g.layer(1).has_bias);
+  const auto weights = onnx_initial_weights(onnx_bytes("tiny_folded.onnx"), "tiny_folded.onnx");
+  ASSERT_TRUE(weights.count("/conv1/Conv.weight"));  // layerplan's names for onnx::Conv_21
+  EXPECT_EQ(weights.at("/conv1/Conv.bias").shape, (std::vector<int64_t>{4}));
+}
+
+TEST(OnnxImport, InitializersAreTheInitialWeightsUnderTheirOwnNames) {
+  const auto weights = onnx_initial_weights(onnx_bytes("tiny.onnx"), "tiny.onnx");
+  std::vector<std::string> names;
+  for (const auto& [name, tensor] : weights) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"block.bn.bias", "block.bn.running_mean", "block.bn.running_var",
+                                             "block.bn.weight", "block.conv.weight", "bn1.bias", "bn1.running_mean",
+                                             "bn1.running_var", "bn1.weight", "branch_a.bias", "branch_a.weight",
+                                             "branch_b.bias", "branch_b.weight", "conv1.weight", "fc1.bias",
+                                             "fc1.weight", "fc2.bias", "fc2.weight"}));
+  const OnnxTensor& conv = weights.at("conv1.weight");
+  EXPECT_EQ(conv.shape, (std::vector<int64_t>{4, 3, 3, 3}));
+  ASSERT_EQ(conv.values.size(), 108U);
+  for (size_t i = 0; i < conv.values.size(); ++i) EXPECT_EQ(conv.values[i], weight_value(static_cast<int64_t>(i)));
+  EXPECT_EQ(weights.at("fc2.weight").shape, (std::vector<int64_t>{5, 6}));
+}
+
+TEST(OnnxImport, WeightsWithoutValuesPlanButDoNotInitialize) {
+  EXPECT_THAT([] { onnx_initial_weights(onnx_bytes("resnet50.onnx"), "resnet50.onnx"); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("is a graph input without values")));
+}
+
+// The ResNet-50 PyTorch exports equals the built-in resnet50: the same layers in the same
+// order, shapes, windows and connections, so the same parameters, MACs and plan.
+TEST(OnnxImport, ResNet50EqualsTheBuiltInOne) {
+  const ModelGraph onnx = read_onnx("resnet50.onnx", 32);
+  const ModelGraph zoo = resnet50(32);
+  ASSERT_EQ(onnx.size(), zoo.size());
+  for (int i = 0; i < zoo.size(); ++i) {
+    const Layer& a = onnx.layer(i);
+    const Layer& b = zoo.layer(i);
+    EXPECT_EQ(a.kind, b.kind) << b.name;
+    EXPECT_EQ(a.inputs, b.inputs) << b.name;
+    EXPECT_EQ(a.output, b.output) << b.name;
+    EXPECT_EQ(a.has_bias, b.has_bias) << b.name;
+    EXPECT_EQ(window_text(a.window), window_text(b.window)) << b.name;
+  }
+  EXPECT_EQ(onnx.layer(5).name, "layer1.0.conv1");          // torchvision's module paths
+  EXPECT_EQ(onnx.layer(13).name, "layer1.0.downsample.0");  // the built-in's layer1.0.downsample.conv
+  EXPECT_EQ(parameter_count(onnx), parameter_count(zoo));
+  EXPECT_EQ(forward_macs(onnx), forward_macs(zoo));
+
+  ClusterSpec spec = ClusterSpec::paper_cluster();
+  spec.nodes = 1;
+  spec.gpus_per_node = 4;
+  const DeviceGraph devices = build_device_graph(spec);
+  const Plan a = make_plan(onnx, devices);
+  const Plan b = make_plan(zoo, devices);
+  ASSERT_EQ(a.chosen.layers.size(), b.chosen.layers.size());
+  for (size_t i = 0; i < b.chosen.layers.size(); ++i) {
+    EXPECT_EQ(a.chosen.layers[i].config, b.chosen.layers[i].config) << zoo.layer(static_cast<int>(i)).name;
+  }
+  EXPECT_DOUBLE_EQ(a.chosen.step_s(), b.chosen.step_s());
+}
+
+struct Refusal {
+  std::string file;
+  std::string message;
+};
+
+class OnnxRefusal : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(OnnxRefusal, IsOneLineNamingWhatIsWrong) {
+  const Refusal& r = GetParam();
+  try {
+    read_onnx(r.file, 8);
+    FAIL() << r.file << " was read";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_THAT(what, HasSubstr(r.message));
+    EXPECT_THAT(what, ::testing::StartsWith(r.file + ": "));
+    EXPECT_THAT(what, Not(HasSubstr("\n")));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, OnnxRefusal,
+    ::testing::Values(
+        Refusal{"bad_opset12.onnx", "opset 12: expected 13 to 17"},
+        Refusal{"bad_opset18.onnx", "opset 18: expected 13 to 17"},
+        Refusal{"bad_fixed_batch.onnx",
+                "input 'input': batch dimension 3: expected a symbolic batch, 1 or the batch 8"},
+        Refusal{"bad_dynamic_hw.onnx", "input 'input': height 'height': expected a fixed size"},
+        Refusal{"bad_init_shape.onnx",
+                "node 0 '/conv/Conv' (Conv): initializer 'w.weight' has shape 4x2x3x3, "
+                "expected 4x3x3x3"},
+        Refusal{"bad_cycle.onnx", "the graph has a cycle through node 0 '/relu/Relu' (Relu)"},
+        Refusal{"bad_cycle_downstream.onnx", "the graph has a cycle through node 1 '/loop_b' (Relu)"},
+        Refusal{"bad_grouped_conv.onnx", "node 0 '/conv/Conv' (Conv): grouped convolution (group 3)"},
+        Refusal{"bad_sigmoid.onnx", "node 0 '/sigmoid/Sigmoid' (Sigmoid): operator Sigmoid is not supported"},
+        Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
+        Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
+        Refusal{"bad_dilation.onnx", "(Conv): dilations other than 1"},
+        Refusal{"bad_avgpool_exclude_pad.onnx", "(AveragePool): average pooling that leaves padding out"},
+        Refusal{"bad_gemm_transposed.onnx", "node 1 '/gemm/Gemm' (Gemm): transA 0, transB 0"},
+        Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
+        Refusal{"bad_pad_max_pool.onnx", "(MaxPool): input 0 '/pool/Pad_output_0' is zero-padded by a Pad node"},
+        Refusal{"bad_output_rank.onnx", "has rank 4: expected the logits"},
+        Refusal{"bad_external_data.onnx", "initializer 'w.weight' keeps its data in an external file"}),
+    [](const ::testing::TestParamInfo<Refusal>& param) {
+      std::string name = param.param.file.substr(4, param.param.file.size() - 9);
+      for (char& c : name) c = c == '.' ? '_' : c;
+      return name;
+    });
+
+TEST(OnnxImport, TruncatedOrNonOnnxBytesAreRefused) {
+  const std::string tiny = onnx_bytes("tiny.onnx");
+  for (const size_t keep : {size_t{0}, size_t{1}, tiny.size() / 3, tiny.size() - 1}) {
+    EXPECT_THAT([&] { model_from_onnx(tiny.substr(0, keep), 8, "t.onnx", "t.onnx"); },
+                ::testing::ThrowsMessage<UsageError>(HasSubstr("t.onnx: not an ONNX model")))
+        << keep;
+  }
+  EXPECT_THAT([] { model_from_onnx(model_to_json(resnet50(1)), 8, "m.onnx", "m.onnx"); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("m.onnx: not an ONNX model")));
+}
+
+TEST(OnnxImport, ResolveModelFindsOnnxFilesByPathAndInTheModelPath) {
+  EXPECT_EQ(resolve_model(onnx_path("tiny.onnx"), {}, 2).name(), "tiny.onnx");
+  const std::string dir = std::string(LAYERPLAN_SOURCE_DIR) + "/tests/onnx_data";
+  EXPECT_EQ(resolve_model("tiny", {dir}, 2).name(), "tiny.onnx");       // DIR/tiny.onnx
+  EXPECT_EQ(resolve_model("tiny.onnx", {dir}, 2).name(), "tiny.onnx");  // DIR/tiny.onnx
+  EXPECT_THAT([&] { resolve_model("bad_sigmoid", {dir}, 2); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("operator Sigmoid is not supported")));
+}
+
+// The command line: plan, export and train with an ONNX file; a bad one is one line on
+// stderr, exit 2, and no plan file.
+TEST(OnnxCommands, PlanExportAndTrainFromTheInitializers) {
+  ScratchDir dir;
+  const std::string plan = (dir.path() / "plan.json").string();
+  const testing_cli::Outcome planned =
+      testing_cli::run({"plan", "--model", onnx_path("tiny.onnx"), "--batch", "4", "--gpus", "1", "--json", plan});
+  ASSERT_EQ(planned.exit_code, 0) << testing_cli::describe(planned);
+  const testing_cli::Outcome exported = testing_cli::run({"models", "--export", onnx_path("tiny.onnx")});
+  ASSERT_EQ(exported.exit_code, 0) << testing_cli::describe(exported);
+  EXPECT_EQ(model_from_json(exported.out, 4, "exported").size(), read_onnx("tiny.onnx", 4).size());
+
+  // With a learning rate of 1e-20 the saved weights are the ONNX file's, to float precision.
+  const std::string saved = (dir.path() / "ck.safetensors").string();
+  const testing_cli::Outcome trained =
+      testing_cli::run({"train", "--plan", plan, "--model", onnx_path("tiny.onnx"), "--steps", "1", "--lr", "1e-20",
+                        "--momentum", "0", "--init-from", onnx_path("tiny.onnx"), "--save", saved});
+  ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
+  const safetensors::Reader checkpoint(saved);
+  for (const std::string name : {"conv1.weight", "bn1.weight", "fc2.weight", "fc2.bias"}) {
+    const std::vector<float> values = checkpoint.read(name).floats();  // PyTorch's state_dict names
+    ASSERT_FALSE(values.empty()) << name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      EXPECT_NEAR(values[i], weight_value(static_cast<int64_t>(i)), 1e-12) << name;
+    }
+  }
+}
+
+// An eval-mode export, batch norm folded into the convolution: it trains as the model it
+// is, from its initializers (whose generated names its layers' names replace).
+TEST(OnnxCommands, FoldedBatchNormTrainsFromItsInitializers) {
+  ScratchDir dir;
+  const std::string plan = (dir.path() / "plan.json").string();
+  const std::string model = onnx_path("tiny_folded.onnx");
+  const testing_cli::Outcome planned =
+      testing_cli::run({"plan", "--model", model, "--batch", "4", "--gpus", "1", "--json", plan});
+  ASSERT_EQ(planned.exit_code, 0) << testing_cli::describe(planned);
+  const std::string saved = (dir.path() / "ck.safetensors").string();
+  const testing_cli::Outcome trained = testing_cli::run(
+      {"train", "--plan", plan, "--model", model, "--steps", "2", "--init-from", model, "--save", saved});
+  ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
+  const safetensors::Reader checkpoint(saved);
+  EXPECT_EQ(checkpoint.read("/conv1/Conv.bias").floats().size(), 4U);
+}
+
+TEST(OnnxCommands, BadFileIsOneLineExitTwoAndNothingWritten) {
+  ScratchDir dir;
+  for (const std::string name : {"bad_cycle.onnx", "bad_sigmoid.onnx", "bad_opset12.onnx"}) {
+    const std::string plan = (dir.path() / "plan.json").string();
+    const testing_cli::Outcome r =
+        testing_cli::run({"plan", "--model", onnx_path(name), "--batch", "4", "--gpus", "1", "--json", plan});
+    EXPECT_EQ(r.exit_code, 2) << testing_cli::describe(r);
+    EXPECT_EQ(testing_cli::lines_of(r.err).size(), 1U) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(plan));
+  }
+  const std::string truncated = (dir.path() / "truncated.onnx").string();
+  testing_cli::write_text(truncated, onnx_bytes("tiny.onnx").substr(0, 100));
+  const testing_cli::Outcome r = testing_cli::run({"models", "--export", truncated});
+  EXPECT_EQ(r.exit_code, 2) << testing_cli::describe(r);
+  EXPECT_THAT(r.err, HasSubstr("not an ONNX model"));
+}
+
+}  // namespace
+}  // namespace layerplan
