@@ -25,6 +25,7 @@ const OptionWords<PlacementRule> kPlacements = {{"first-block", PlacementRule::k
                                                 {"aligned-blocks", PlacementRule::kAlignedBlocks}};
 const OptionWords<SyncScheme> kSyncSchemes = {{"ring", SyncScheme::kRingAllReduce},
                                               {"ps", SyncScheme::kParameterServer}};
+const OptionWords<bool> kOnOff = {{"on", true}, {"off", false}};
 const OptionWords<PlanMode> kPlanModes = {{"layerwise", PlanMode::kLayerwise},
                                           {"auto", PlanMode::kAuto},
                                           {"data", PlanMode::kData},
@@ -74,6 +75,9 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   add_word_option(&cmd, "--sync", args.sync, kSyncSchemes,
                   "Weight synchronization: ring (all-reduce, as NCCL does) or ps (a parameter server per "
                   "shard, the paper's model)");
+  add_word_option(&cmd, "--overlap", args.overlap, kOnOff,
+                  "Gradient buckets' all-reduces overlap the backward pass: on (as DDP and NCCL streams do) or off "
+                  "(as the executor does today) (default on)");
   cmd.add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
   cmd.add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
   add_discovery_flags(cmd, args);
@@ -125,6 +129,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   request.nodes = args.nodes.value_or(1);
   request.batch = args.batch;
   request.time_budget_s = args.time_budget_s;
+  request.overlap = args.overlap;
   const NodeTopology node = discover_node(discovery);
   require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + " (see `layerplan topo`): nothing to plan for");
   if (!args.batch) request.batch = args.batch_per_gpu * request.nodes * node.gpu_count();
@@ -159,6 +164,7 @@ int run_plan_command(const PlanCommandArgs& args) {
   options.space.placement = args.placement;
   options.time_budget_s = args.time_budget_s;
   options.sync = args.sync;
+  options.overlap = args.overlap;
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
   const Plan plan = make_plan(graph, devices, options);

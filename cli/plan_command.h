@@ -27,6 +27,7 @@ struct PlanCommandArgs {
   std::optional<std::string> cluster_file;
   PlacementRule placement = PlacementRule::kFirstBlock;
   SyncScheme sync = SyncScheme::kRingAllReduce;
+  bool overlap = true;  // --overlap on|off
   std::optional<double> time_budget_s;
   std::optional<std::string> json_file;
   // A node discovered through hwloc instead of the flag-described cluster.

@@ -27,17 +27,25 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
     if (verbose) out << format(" %9d", plan.space_sizes[static_cast<size_t>(l.id)]);
     out << "\n";
   }
+  // Two figures per strategy: the step by the timeline (buckets overlapping the backward
+  // when --overlap is on) and the search's additive objective.
   out << "\n"
-      << format("%-16s %10s %11s %9s %11s %11s %9s %14s\n", "strategy", "step ms", "images/s", "speedup", "compute ms",
-                "transfer ms", "sync ms", "comm MB/step");
+      << format("%-22s %9s %11s %11s %8s %11s %11s %9s %9s %14s\n", "strategy", "step ms", "additive ms", "images/s",
+                "speedup", "compute ms", "transfer ms", "sync ms", "exposed", "comm MB/step");
   const double reference = plan.baselines.front().step_s();  // data parallel
-  auto row = [&](const StrategyCost& s) {
-    out << format("%-16s %10.2f %11.1f %8.2fx %11.2f %11.2f %9.2f %14.1f\n", s.name.c_str(), ms(s.step_s()),
-                  static_cast<double>(plan.batch) / s.step_s(), reference / s.step_s(), ms(s.compute_s),
-                  ms(s.transfer_s), ms(s.sync_s), mb(s.communication_bytes()));
+  auto row = [&](const StrategyCost& s, const char* suffix) {
+    out << format("%-22s %9.2f %11.2f %11.1f %7.2fx %11.2f %11.2f %9.2f %9.2f %14.1f\n", (s.name + suffix).c_str(),
+                  ms(s.step_s()), ms(s.additive_s()), static_cast<double>(plan.batch) / s.step_s(),
+                  reference / s.step_s(), ms(s.compute_s), ms(s.transfer_s), ms(s.timeline.sync_s),
+                  ms(s.timeline.exposed_sync_s), mb(s.communication_bytes()));
   };
-  row(plan.chosen);
-  for (const StrategyCost& b : plan.baselines) row(b);
+  const bool searched_not_chosen = !plan.layer_wise.layers.empty() && plan.chosen.name != plan.layer_wise.name;
+  row(plan.chosen, searched_not_chosen ? " (chosen)" : "");
+  if (searched_not_chosen) row(plan.layer_wise, " (searched)");
+  for (const StrategyCost& b : plan.baselines) row(b, "");
+  out << "step: the timeline, bucket all-reduces " << (plan.overlap ? "overlapping" : "after")
+      << " the backward; additive: the search's objective; sync: the buckets' all-reduces; exposed: what sync adds to "
+         "the step\n";
   const StrategyCost& best = plan.best_baseline();
   const StrategyCost& data_parallel = plan.baselines.front();
   // How many times less this plan communicates than `other`, or "none" if it moves nothing.
@@ -58,6 +66,7 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
       "%d conditioned, %.1f MB of tables\n",
       plan.search_s, plan.tables_s, st.node_eliminations, st.edge_eliminations, st.remaining_nodes,
       st.conditioned_nodes, mb(st.table_bytes_peak));
+  if (!plan.note.empty()) out << "note: " << plan.note << "\n";
   if (!plan.warning.empty()) out << "warning: " << plan.warning << "\n";
 }
 

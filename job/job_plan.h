@@ -29,6 +29,7 @@ struct JobRequest {
   std::optional<int64_t> batch;         // global; unset = 32 images per GPU
   int nodes = 1;                        // every node is `node` (identical nodes)
   std::optional<double> time_budget_s;
+  bool overlap = true;  // PlanOptions::overlap: bucket all-reduces overlap the backward pass
 };
 
 struct JobPlan {
