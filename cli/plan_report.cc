@@ -48,18 +48,23 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
          "the step\n";
   const StrategyCost& best = plan.best_baseline();
   const StrategyCost& data_parallel = plan.baselines.front();
-  // How many times less this plan communicates than `other`, or "none" if it moves nothing.
+  // The search's plan against the baselines (the chosen one after a fall-back).
+  const StrategyCost& subject = plan.layer_wise.layers.empty() ? plan.chosen : plan.layer_wise;
+  // How many times less the subject communicates than `other`, or "none" if it moves nothing.
   auto less_communication = [&](const StrategyCost& other) {
-    if (plan.chosen.communication_bytes() == 0) return std::string("no communication at all");
+    if (subject.communication_bytes() == 0) return std::string("no communication at all");
     const double ratio =
-        static_cast<double>(other.communication_bytes()) / static_cast<double>(plan.chosen.communication_bytes());
+        static_cast<double>(other.communication_bytes()) / static_cast<double>(subject.communication_bytes());
     return ratio >= 1 ? format("%.1fx less communication", ratio) : format("%.1fx more communication", 1 / ratio);
   };
-  out << "\n"
-      << format("%s vs data parallel: %.2fx faster, %s\n", plan.chosen.name.c_str(),
-                data_parallel.step_s() / plan.chosen.step_s(), less_communication(data_parallel).c_str())
-      << format("%s vs best baseline (%s): %.2fx faster, %s\n", plan.chosen.name.c_str(), best.name.c_str(),
-                best.step_s() / plan.chosen.step_s(), less_communication(best).c_str());
+  auto compare = [&](const std::string& what, const StrategyCost& other) {
+    out << format("%s vs %s: %.2fx faster, %s (additive: %.2fx)\n", subject.name.c_str(), what.c_str(),
+                  other.step_s() / subject.step_s(), less_communication(other).c_str(),
+                  other.additive_s() / subject.additive_s());
+  };
+  out << "\n";
+  compare("data parallel", data_parallel);
+  compare("best baseline (" + best.name + ")", best);
   const SearchStats& st = plan.search_stats;
   out << format(
       "search: %.3f s (cost tables %.3f s), %d node and %d edge eliminations, %d nodes left, "
