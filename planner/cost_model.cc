@@ -118,10 +118,17 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
   }
   // The groups fill their buckets side by side and share the NICs while they reduce them.
   const std::vector<int> users = network_users(groups);
+  const double priced_bytes = std::max(bytes, bucket_bytes_);
+  CollectiveGroup last;  // a layer's groups are mostly alike: price each shape once
+  double last_time = -1;
   for (const auto& group : groups) {
-    const double time = bytes >= bucket_bytes_ ? all_reduce(group, bytes, users).time_s
-                                               : all_reduce(group, bucket_bytes_, users).time_s * bytes / bucket_bytes_;
-    cost.time_s = std::max(cost.time_s, time);
+    const CollectiveGroup g = collective_group(group, users);
+    if (last_time < 0 || g.ranks != last.ranks || g.nodes != last.nodes || g.intra_bandwidth != last.intra_bandwidth ||
+        g.inter_bandwidth != last.inter_bandwidth) {
+      last = g;
+      last_time = fastest_collective(Collective::kAllReduce, g, hardware_, priced_bytes).time_s;
+    }
+    cost.time_s = std::max(cost.time_s, bytes >= bucket_bytes_ ? last_time : last_time * bytes / bucket_bytes_);
   }
   return cost;
 }
