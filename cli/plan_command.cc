@@ -82,7 +82,8 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   cmd.add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
   add_discovery_flags(cmd, args);
   add_word_option(&cmd, "--mode", args.mode, kPlanModes,
-                  "Strategy to report and write: layerwise, auto, data, model or owt");
+                  "Strategy to report and write: auto (the fastest by the step timeline, default), layerwise (the "
+                  "searched plan), data, model or owt");
   cmd.add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
 }
 
@@ -155,7 +156,6 @@ int run_plan_command(const PlanCommandArgs& args) {
   if (args.topology_xml || args.this_machine) return run_discovered_plan(args);
   require(!args.nodes && !args.gpu_ids && !args.config,
           "--nodes, --gpu-ids and --config go with --topology-xml or --this-machine");
-  require(args.mode == PlanMode::kLayerwise, "--mode goes with --topology-xml or --this-machine");
   const ClusterSpec spec = cluster_from_args(args);
   const int gpus = spec.nodes * spec.gpus_per_node;
   const int64_t batch = args.batch.value_or(args.batch_per_gpu * gpus);
@@ -167,7 +167,13 @@ int run_plan_command(const PlanCommandArgs& args) {
   options.overlap = args.overlap;
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
-  const Plan plan = make_plan(graph, devices, options);
+  Plan plan = make_plan(graph, devices, options);
+  if (!plan.fell_back()) {  // a fall-back keeps the best baseline, with its warning
+    std::string unused;
+    plan.chosen = strategy_for_mode(plan, args.mode, unused);
+    if (args.mode != PlanMode::kAuto && args.mode != PlanMode::kLayerwise) plan.note.clear();
+    if (args.mode == PlanMode::kLayerwise && !plan.note.empty()) plan.note = searched_plan_note(plan);
+  }
   print_plan_report(std::cout, plan, graph, devices, args.verbose);
   if (!plan.warning.empty()) std::cerr << "layerplan: warning: " << plan.warning << "\n";
   if (args.json_file) {

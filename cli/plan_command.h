@@ -36,7 +36,7 @@ struct PlanCommandArgs {
   std::optional<int> nodes;
   std::optional<std::string> gpu_ids;
   std::optional<std::string> config;
-  PlanMode mode = PlanMode::kLayerwise;  // only with --topology-xml or --this-machine
+  PlanMode mode = PlanMode::kAuto;  // auto: the fastest candidate by the timeline
   bool verbose = false;
 };
 

@@ -12,6 +12,25 @@ namespace {
 double ms(double seconds) { return seconds * 1e3; }
 double mb(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
+// The chosen plan's gradient all-reduces as the timeline ran them (-v).
+void print_all_reduces(std::ostream& out, const StrategyCost& s, const ModelGraph& graph) {
+  constexpr size_t kShown = 24;
+  const StepTimeline& t = s.timeline;
+  if (t.spans.empty()) return;
+  out << format("\nall-reduces of %s (ms on the step's timeline; the backward ends at %.2f ms):\n", s.name.c_str(),
+                ms(t.forward_s + t.backward_s));
+  for (size_t i = 0; i < t.spans.size() && i < kShown; ++i) {
+    const SyncSpan& a = t.spans[i];
+    const std::string after = a.after_layer < 0 ? "the backward" : graph.layer(a.after_layer).name;
+    const std::string how =
+        a.parameter_server ? std::string("param. server")
+                           : std::string(algorithm_name(a.algorithm)) + "/" + std::string(protocol_name(a.protocol));
+    out << format("  after %-28s %9.2f MB over %5d GPUs  %-13s %9.2f -> %9.2f\n", after.c_str(),
+                  mb(static_cast<int64_t>(a.bytes)), a.ranks, how.c_str(), ms(a.start_s), ms(a.end_s));
+  }
+  if (t.spans.size() > kShown) out << format("  ... and %zu more\n", t.spans.size() - kShown);
+}
+
 }  // namespace
 
 void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& graph, const DeviceGraph& devices,
@@ -46,6 +65,7 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
   out << "step: the timeline, bucket all-reduces " << (plan.overlap ? "overlapping" : "after")
       << " the backward; additive: the search's objective; sync: the buckets' all-reduces; exposed: what sync adds to "
          "the step\n";
+  if (verbose) print_all_reduces(out, plan.chosen, graph);
   const StrategyCost& best = plan.best_baseline();
   const StrategyCost& data_parallel = plan.baselines.front();
   // The search's plan against the baselines (the chosen one after a fall-back).

@@ -47,9 +47,21 @@ const StrategyCost& baseline_named(const Plan& plan, const std::string& name) {
   throw std::logic_error("the planner priced no '" + name + "' baseline");
 }
 
-// The strategy the mode asks for. A search that ran out of time or memory falls back to data
-// parallelism, the strategy every framework runs, rather than to a less familiar baseline.
-StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
+}  // namespace
+
+std::string searched_plan_note(const Plan& plan) {
+  const StrategyCost& best = plan.best_baseline();
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "the searched layer-wise plan (%.4g ms by the timeline) is reported as asked; %s is faster by the "
+                "timeline (%.4g ms)",
+                plan.layer_wise.step_s() * 1e3, best.name.c_str(), best.step_s() * 1e3);
+  return text;
+}
+
+// A search that ran out of time or memory falls back to data parallelism, the strategy every
+// framework runs, rather than to a less familiar baseline.
+StrategyCost strategy_for_mode(const Plan& plan, PlanMode mode, std::string& warning) {
   switch (mode) {
     case PlanMode::kData:
       return baseline_named(plan, "data parallel");
@@ -73,6 +85,8 @@ StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
   }
   return *best;
 }
+
+namespace {
 
 bool is_baseline_mode(PlanMode mode) {
   return mode == PlanMode::kData || mode == PlanMode::kModel || mode == PlanMode::kOwt;
@@ -126,7 +140,9 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   Plan plan =
       is_baseline_mode(request.mode) ? baselines_only(graph, devices, options) : make_plan(graph, devices, options);
   JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
-  job.plan.chosen = choose(job.plan, request.mode, job.warning);
+  job.plan.chosen = strategy_for_mode(job.plan, request.mode, job.warning);
+  if (request.mode != PlanMode::kAuto && request.mode != PlanMode::kLayerwise) job.plan.note.clear();
+  if (request.mode == PlanMode::kLayerwise && !job.plan.note.empty()) job.plan.note = searched_plan_note(job.plan);
   job.json = plan_to_json(job.plan, job.graph, job.devices);
   job.summary = summary_line(job, request.nodes);
   return job;

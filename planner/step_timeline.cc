@@ -13,7 +13,7 @@ namespace {
 // Runs the jobs `which`, all ready at `ready`, each on its devices once they are free;
 // returns when the last of them ends.
 double run_jobs(const std::vector<SyncJob>& jobs, const std::vector<size_t>& which, double ready,
-                std::vector<double>& device_free) {
+                std::vector<double>& device_free, std::vector<SyncSpan>& spans) {
   double end = ready;
   for (const size_t j : which) {
     double start = ready;
@@ -21,6 +21,15 @@ double run_jobs(const std::vector<SyncJob>& jobs, const std::vector<size_t>& whi
     const double done = start + jobs[j].time_s;
     for (const int d : jobs[j].devices) device_free[static_cast<size_t>(d)] = done;
     end = std::max(end, done);
+    SyncSpan& span = spans[j];
+    span = {jobs[j].after_layer,
+            jobs[j].bytes,
+            static_cast<int>(jobs[j].devices.size()),
+            jobs[j].how.algorithm,
+            jobs[j].how.protocol,
+            start,
+            done,
+            jobs[j].parameter_server};
   }
   return end;
 }
@@ -36,6 +45,7 @@ StepTimeline lay_out_step(const std::vector<LayerSpan>& layers, const std::vecto
   }
   for (const SyncJob& j : jobs) out.sync_s += j.time_s;
   out.sync_jobs = static_cast<int>(jobs.size());
+  out.spans.resize(jobs.size());
   std::map<int, std::vector<size_t>> ready_after;  // the jobs ready after each layer, in order
   for (size_t j = 0; j < jobs.size(); ++j) ready_after[jobs[j].after_layer].push_back(j);
   std::vector<double> device_free(static_cast<size_t>(device_count), 0.0);
@@ -44,13 +54,13 @@ StepTimeline lay_out_step(const std::vector<LayerSpan>& layers, const std::vecto
     now += layers[static_cast<size_t>(id)].backward_s;
     const auto ready = ready_after.find(id);
     if (ready == ready_after.end()) continue;
-    const double end = run_jobs(jobs, ready->second, now, device_free);
+    const double end = run_jobs(jobs, ready->second, now, device_free, out.spans);
     sync_end = std::max(sync_end, end);
     if (!overlap) now = end;
   }
   const auto at_end = ready_after.find(-1);
   if (at_end != ready_after.end()) {
-    sync_end = std::max(sync_end, run_jobs(jobs, at_end->second, now, device_free));
+    sync_end = std::max(sync_end, run_jobs(jobs, at_end->second, now, device_free, out.spans));
   }
   out.step_s = std::max(now, sync_end);
   out.exposed_sync_s = std::max(0.0, out.step_s - out.forward_s - out.backward_s);  // no rounding below 0
@@ -66,7 +76,7 @@ std::vector<SyncJob> parameter_server_jobs(const CostModel& model, const std::ve
     const double time = model.parameter_server_sync_time(model.graph().layer(id), config);
     if (time <= 0) continue;
     const std::set<int> devices(config.devices.begin(), config.devices.end());
-    jobs.push_back({{devices.begin(), devices.end()}, id, 0.0, time, {}});
+    jobs.push_back({{devices.begin(), devices.end()}, id, 0.0, time, {}, true});
   }
   return jobs;
 }

@@ -28,7 +28,19 @@ struct SyncJob {
   int after_layer = -1;      // ready when this layer's backward ends; -1: when the backward ends
   double bytes = 0.0;
   double time_s = 0.0;
-  CollectiveEstimate how;  // the algorithm and protocol NCCL would run (all-reduce only)
+  CollectiveEstimate how;         // the algorithm and protocol NCCL would run (all-reduce only)
+  bool parameter_server = false;  // a layer's sync by parameter servers instead
+};
+
+// When one all-reduce ran on the timeline, for reports.
+struct SyncSpan {
+  int after_layer = -1;
+  double bytes = 0.0;
+  int ranks = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;
+  double start_s = 0.0, end_s = 0.0;
+  bool parameter_server = false;
 };
 
 struct StepTimeline {
@@ -38,6 +50,7 @@ struct StepTimeline {
   double sync_s = 0.0;          // Σ all-reduce times, as if back to back
   double exposed_sync_s = 0.0;  // what sync adds to the step: step - forward - backward
   int sync_jobs = 0;
+  std::vector<SyncSpan> spans;  // every all-reduce, in the order the runtime issues them
 };
 
 // The step of `layers` (indexed by layer id, in topological order) with `jobs` (in the

@@ -165,6 +165,21 @@ TEST(CliPlan, ReportsTheTimelineAndTheAdditiveStepWithAndWithoutOverlap) {
   }
 }
 
+// --mode picks what is reported and written: auto the fastest by the timeline (VGG-16 on 16
+// P100: data parallel, its fc buckets hidden behind the conv layers' backward), layerwise the
+// searched plan, data/model/owt a baseline.
+TEST(CliPlan, ModeChoosesTheReportedStrategy) {
+  ScratchDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"auto", "data parallel"}, {"layerwise", "layer-wise"}, {"owt", "owt"}};
+  for (const auto& [mode, strategy] : cases) {
+    const fs::path file = dir.path() / (mode + ".json");
+    const Outcome r = run({"plan", "--model", "vgg16", "--gpus", "16", "--mode", mode, "--json", file.string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(nlohmann::json::parse(read_text(file)).at("strategy"), strategy) << mode;
+  }
+}
+
 TEST(CliJson, AFailedRunLeavesAnExistingPlanFileUntouched) {
   ScratchDir dir;
   const fs::path file = dir.path() / "plan.json";

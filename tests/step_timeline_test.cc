@@ -31,6 +31,10 @@ TEST(StepTimeline, ABucketFilledByTheLastLayerReducesWhileTheFirstLayersBackward
   ExpectSeconds(on.step_s, 10);
   ExpectSeconds(on.exposed_sync_s, 0);
   ExpectSeconds(on.sync_s, 1.5);
+  ASSERT_EQ(on.spans.size(), 1u);
+  ExpectSeconds(on.spans[0].start_s, 8);
+  ExpectSeconds(on.spans[0].end_s, 9.5);
+  EXPECT_EQ(on.spans[0].ranks, 2);
   // Without overlap the backward waits: 8 + 1.5 + 2.
   const StepTimeline off = lay_out_step(kTwoLayers, {bucket({0, 1}, 1, 1.5)}, false, 2);
   ExpectSeconds(off.step_s, 11.5);
@@ -54,7 +58,9 @@ TEST(StepTimeline, ADevicesBucketsRunOneAtATimeAndDisjointGroupsSideBySide) {
   // Two buckets of devices {0, 1} after layer 1 (1.5 s each) queue: 8 -> 9.5 -> 11 s. A
   // bucket of {2, 3} at the same time runs beside them: 8 -> 10 s.
   const std::vector<SyncJob> same = {bucket({0, 1}, 1, 1.5), bucket({0, 1}, 1, 1.5)};
-  ExpectSeconds(lay_out_step(kTwoLayers, same, true, 4).step_s, 11);
+  const StepTimeline queued = lay_out_step(kTwoLayers, same, true, 4);
+  ExpectSeconds(queued.step_s, 11);
+  ExpectSeconds(queued.spans[1].start_s, 9.5);
   const std::vector<SyncJob> disjoint = {bucket({0, 1}, 1, 1.5), bucket({2, 3}, 1, 2)};
   ExpectSeconds(lay_out_step(kTwoLayers, disjoint, true, 4).step_s, 10);
   // Without overlap the backward waits for the later of the two: 8 + 2 + 2.
