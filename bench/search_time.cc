@@ -114,9 +114,9 @@ bool naive_columns(const ModelGraph& graph, const DeviceGraph& devices, const Ti
   naive_ms = std::to_string(static_cast<long>(slow.median_s * 1000));
   ratio = std::to_string(static_cast<int>(slow.median_s / fast.median_s)) + "x";
   // Both search the same objective; the larger space may only be as good or better.
-  if (slow.plan.chosen.step_s() > fast.plan.chosen.step_s() * (1 + 1e-9)) {
+  if (slow.plan.layer_wise.additive_s() > fast.plan.layer_wise.additive_s() * (1 + 1e-9)) {
     std::fprintf(stderr, "%s %d: naive optimum %.9g is worse than %.9g\n", graph.name().c_str(), devices.device_count(),
-                 slow.plan.chosen.step_s(), fast.plan.chosen.step_s());
+                 slow.plan.layer_wise.additive_s(), fast.plan.layer_wise.additive_s());
     return false;
   }
   return true;

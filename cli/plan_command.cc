@@ -26,6 +26,7 @@ const OptionWords<PlacementRule> kPlacements = {{"first-block", PlacementRule::k
                                                 {"aligned-blocks", PlacementRule::kAlignedBlocks}};
 const OptionWords<SyncScheme> kSyncSchemes = {{"ring", SyncScheme::kRingAllReduce},
                                               {"ps", SyncScheme::kParameterServer}};
+const OptionWords<bool> kOnOff = {{"on", true}, {"off", false}};
 const OptionWords<PlanMode> kPlanModes = {{"layerwise", PlanMode::kLayerwise},
                                           {"auto", PlanMode::kAuto},
                                           {"data", PlanMode::kData},
@@ -78,11 +79,15 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   add_word_option(&cmd, "--sync", args.sync, kSyncSchemes,
                   "Weight synchronization: ring (all-reduce, as NCCL does) or ps (a parameter server per "
                   "shard, the paper's model)");
+  add_word_option(&cmd, "--overlap", args.overlap, kOnOff,
+                  "Gradient buckets' all-reduces overlap the backward pass: on (as DDP and NCCL streams do) or off "
+                  "(as the executor does today) (default on)");
   cmd.add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
   cmd.add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
   add_discovery_flags(cmd, args);
   add_word_option(&cmd, "--mode", args.mode, kPlanModes,
-                  "Strategy to report and write: layerwise, auto, data, model or owt");
+                  "Strategy to report and write: auto (the fastest by the step timeline, default), layerwise (the "
+                  "searched plan), data, model or owt");
   cmd.add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
   add_plan_output_flags(cmd, args.outputs);
 }
@@ -134,6 +139,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   request.nodes = args.nodes.value_or(1);
   request.batch = args.batch;
   request.time_budget_s = args.time_budget_s;
+  request.overlap = args.overlap;
   const NodeTopology node = discover_node(discovery);
   require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + " (see `layerplan topo`): nothing to plan for");
   if (!args.batch) request.batch = args.batch_per_gpu * request.nodes * node.gpu_count();
@@ -167,7 +173,6 @@ int run_plan_command(const PlanCommandArgs& args) {
   if (args.topology_xml || args.this_machine) return run_discovered_plan(args);
   require(!args.nodes && !args.gpu_ids && !args.config,
           "--nodes, --gpu-ids and --config go with --topology-xml or --this-machine");
-  require(args.mode == PlanMode::kLayerwise, "--mode goes with --topology-xml or --this-machine");
   const ClusterSpec spec = cluster_from_args(args);
   const int gpus = spec.nodes * spec.gpus_per_node;
   const int64_t batch = args.batch.value_or(args.batch_per_gpu * gpus);
@@ -176,9 +181,16 @@ int run_plan_command(const PlanCommandArgs& args) {
   options.space.placement = args.placement;
   options.time_budget_s = args.time_budget_s;
   options.sync = args.sync;
+  options.overlap = args.overlap;
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
-  const Plan plan = make_plan(graph, devices, options);
+  Plan plan = make_plan(graph, devices, options);
+  if (!plan.fell_back()) {  // a fall-back keeps the best baseline, with its warning
+    std::string unused;
+    plan.chosen = strategy_for_mode(plan, args.mode, unused);
+    if (args.mode != PlanMode::kAuto && args.mode != PlanMode::kLayerwise) plan.note.clear();
+    if (args.mode == PlanMode::kLayerwise && !plan.note.empty()) plan.note = searched_plan_note(plan);
+  }
   std::ostringstream text;
   print_plan_report(text, plan, graph, devices, args.verbose);
   std::cout << text.str();

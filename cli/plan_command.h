@@ -30,6 +30,7 @@ struct PlanCommandArgs {
   std::optional<std::string> cluster_file;
   PlacementRule placement = PlacementRule::kFirstBlock;
   SyncScheme sync = SyncScheme::kRingAllReduce;
+  bool overlap = true;  // --overlap on|off
   std::optional<double> time_budget_s;
   std::optional<std::string> json_file;
   // A node discovered through hwloc instead of the flag-described cluster.
@@ -38,7 +39,7 @@ struct PlanCommandArgs {
   std::optional<int> nodes;
   std::optional<std::string> gpu_ids;
   std::optional<std::string> config;
-  PlanMode mode = PlanMode::kLayerwise;  // only with --topology-xml or --this-machine
+  PlanMode mode = PlanMode::kAuto;  // auto: the fastest candidate by the timeline
   bool verbose = false;
   PlanOutputArgs outputs;  // --report, --trace
 };

@@ -13,6 +13,25 @@ namespace {
 double ms(double seconds) { return seconds * 1e3; }
 double mb(int64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
+// The chosen plan's gradient all-reduces as the timeline ran them (-v).
+void print_all_reduces(std::ostream& out, const StrategyCost& s, const ModelGraph& graph) {
+  constexpr size_t kShown = 24;
+  const StepTimeline& t = s.timeline;
+  if (t.spans.empty()) return;
+  out << format("\nall-reduces of %s (ms on the step's timeline; the backward ends at %.2f ms):\n", s.name.c_str(),
+                ms(t.forward_s + t.backward_s));
+  for (size_t i = 0; i < t.spans.size() && i < kShown; ++i) {
+    const SyncSpan& a = t.spans[i];
+    const std::string after = a.after_layer < 0 ? "the backward" : graph.layer(a.after_layer).name;
+    const std::string how =
+        a.parameter_server ? std::string("param. server")
+                           : std::string(algorithm_name(a.algorithm)) + "/" + std::string(protocol_name(a.protocol));
+    out << format("  after %-28s %9.2f MB over %5d GPUs  %-13s %9.2f -> %9.2f\n", after.c_str(),
+                  mb(static_cast<int64_t>(a.bytes)), a.ranks, how.c_str(), ms(a.start_s), ms(a.end_s));
+  }
+  if (t.spans.size() > kShown) out << format("  ... and %zu more\n", t.spans.size() - kShown);
+}
+
 }  // namespace
 
 void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& graph, const DeviceGraph& devices,
@@ -28,38 +47,53 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
     if (verbose) out << format(" %9d", plan.space_sizes[static_cast<size_t>(l.id)]);
     out << "\n";
   }
+  // Two figures per strategy: the step by the timeline (buckets overlapping the backward
+  // when --overlap is on) and the search's additive objective.
   out << "\n"
-      << format("%-16s %10s %11s %9s %11s %11s %9s %14s\n", "strategy", "step ms", "images/s", "speedup", "compute ms",
-                "transfer ms", "sync ms", "comm MB/step");
+      << format("%-22s %9s %11s %11s %8s %11s %11s %9s %9s %14s\n", "strategy", "step ms", "additive ms", "images/s",
+                "speedup", "compute ms", "transfer ms", "sync ms", "exposed", "comm MB/step");
   const double reference = plan.baselines.front().step_s();  // data parallel
-  auto row = [&](const StrategyCost& s) {
-    out << format("%-16s %10.2f %11.1f %8.2fx %11.2f %11.2f %9.2f %14.1f\n", s.name.c_str(), ms(s.step_s()),
-                  static_cast<double>(plan.batch) / s.step_s(), reference / s.step_s(), ms(s.compute_s),
-                  ms(s.transfer_s), ms(s.sync_s), mb(s.communication_bytes()));
+  auto row = [&](const StrategyCost& s, const char* suffix) {
+    out << format("%-22s %9.2f %11.2f %11.1f %7.2fx %11.2f %11.2f %9.2f %9.2f %14.1f\n", (s.name + suffix).c_str(),
+                  ms(s.step_s()), ms(s.additive_s()), static_cast<double>(plan.batch) / s.step_s(),
+                  reference / s.step_s(), ms(s.compute_s), ms(s.transfer_s), ms(s.timeline.sync_s),
+                  ms(s.timeline.exposed_sync_s), mb(s.communication_bytes()));
   };
-  row(plan.chosen);
-  for (const StrategyCost& b : plan.baselines) row(b);
+  const bool searched_not_chosen = !plan.layer_wise.layers.empty() && plan.chosen.name != plan.layer_wise.name;
+  row(plan.chosen, searched_not_chosen ? " (chosen)" : "");
+  if (searched_not_chosen) row(plan.layer_wise, " (searched)");
+  for (const StrategyCost& b : plan.baselines) row(b, "");
+  out << "step: the timeline, bucket all-reduces " << (plan.overlap ? "overlapping" : "after")
+      << " the backward; additive: the search's objective; sync: the buckets' all-reduces; exposed: what sync adds to "
+         "the step\n";
+  if (verbose) print_all_reduces(out, plan.chosen, graph);
   print_memory_report(out, plan, devices);
   const StrategyCost& best = plan.best_baseline();
   const StrategyCost& data_parallel = plan.baselines.front();
-  // How many times less this plan communicates than `other`, or "none" if it moves nothing.
+  // The search's plan against the baselines (the chosen one after a fall-back).
+  const StrategyCost& subject = plan.layer_wise.layers.empty() ? plan.chosen : plan.layer_wise;
+  // How many times less the subject communicates than `other`, or "none" if it moves nothing.
   auto less_communication = [&](const StrategyCost& other) {
-    if (plan.chosen.communication_bytes() == 0) return std::string("no communication at all");
+    if (subject.communication_bytes() == 0) return std::string("no communication at all");
     const double ratio =
-        static_cast<double>(other.communication_bytes()) / static_cast<double>(plan.chosen.communication_bytes());
+        static_cast<double>(other.communication_bytes()) / static_cast<double>(subject.communication_bytes());
     return ratio >= 1 ? format("%.1fx less communication", ratio) : format("%.1fx more communication", 1 / ratio);
   };
-  out << "\n"
-      << format("%s vs data parallel: %.2fx faster, %s\n", plan.chosen.name.c_str(),
-                data_parallel.step_s() / plan.chosen.step_s(), less_communication(data_parallel).c_str())
-      << format("%s vs best baseline (%s): %.2fx faster, %s\n", plan.chosen.name.c_str(), best.name.c_str(),
-                best.step_s() / plan.chosen.step_s(), less_communication(best).c_str());
+  auto compare = [&](const std::string& what, const StrategyCost& other) {
+    out << format("%s vs %s: %.2fx faster, %s (additive: %.2fx)\n", subject.name.c_str(), what.c_str(),
+                  other.step_s() / subject.step_s(), less_communication(other).c_str(),
+                  other.additive_s() / subject.additive_s());
+  };
+  out << "\n";
+  compare("data parallel", data_parallel);
+  compare("best baseline (" + best.name + ")", best);
   const SearchStats& st = plan.search_stats;
   out << format(
       "search: %.3f s (cost tables %.3f s), %d node and %d edge eliminations, %d nodes left, "
       "%d conditioned, %.1f MB of tables\n",
       plan.search_s, plan.tables_s, st.node_eliminations, st.edge_eliminations, st.remaining_nodes,
       st.conditioned_nodes, mb(st.table_bytes_peak));
+  if (!plan.note.empty()) out << "note: " << plan.note << "\n";
   if (!plan.warning.empty()) out << "warning: " << plan.warning << "\n";
 }
 

@@ -34,7 +34,7 @@ std::string number(double value) {
 
 void write_event(std::ostream& out, const TraceSpan& s, bool begin) {
   out << "{\"ph\":\"" << (begin ? 'B' : 'E') << "\",\"pid\":" << s.process
-      << ",\"tid\":0,\"ts\":" << number(begin ? s.start_us : s.start_us + s.duration_us)
+      << ",\"tid\":" << s.thread << ",\"ts\":" << number(begin ? s.start_us : s.start_us + s.duration_us)
       << ",\"name\":" << json_string(s.name) << ",\"cat\":" << json_string(s.category);
   if (begin && (s.bytes >= 0 || !s.layer.empty())) {
     out << ",\"args\":{";
@@ -51,7 +51,8 @@ void write_trace_events(std::ostream& out, const std::vector<TraceProcess>& proc
   // Spans on one thread never overlap; sorting by start makes each end come before the
   // next begin.
   std::stable_sort(spans.begin(), spans.end(), [](const TraceSpan& a, const TraceSpan& b) {
-    return a.process != b.process ? a.process < b.process : a.start_us < b.start_us;
+    if (a.process != b.process) return a.process < b.process;
+    return a.thread != b.thread ? a.thread < b.thread : a.start_us < b.start_us;
   });
   const char* separator = "";
   for (const TraceProcess& p : processes) {

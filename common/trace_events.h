@@ -1,7 +1,7 @@
 #pragma once
 // Chrome's trace event format (the JSON that Perfetto and chrome://tracing open): one
 // process per device or rank, each span written as a begin ("B") and an end ("E") event
-// on the process's one thread, timestamps in microseconds. `layerplan plan --trace` writes
+// on a thread of the process, timestamps in microseconds. `layerplan plan --trace` writes
 // the predicted step and `layerplan train --trace` the measured one in this format, so the
 // two open side by side (docs/traces.md).
 #include <cstdint>
@@ -19,6 +19,7 @@ struct TraceSpan {
   double duration_us = 0;
   int64_t bytes = -1;  // written as args.bytes when >= 0
   std::string layer;   // written as args.layer when not empty
+  int thread = 0;      // spans on one thread never overlap (predicted all-reduces run on thread 1)
 };
 
 struct TraceProcess {

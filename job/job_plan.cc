@@ -47,9 +47,21 @@ const StrategyCost& baseline_named(const Plan& plan, const std::string& name) {
   throw std::logic_error("the planner priced no '" + name + "' baseline");
 }
 
-// The strategy the mode asks for. A search that ran out of time or memory falls back to data
-// parallelism, the strategy every framework runs, rather than to a less familiar baseline.
-StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
+}  // namespace
+
+std::string searched_plan_note(const Plan& plan) {
+  const StrategyCost& best = plan.best_baseline();
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "the searched layer-wise plan (%.4g ms by the timeline) is reported as asked; %s is faster by the "
+                "timeline (%.4g ms)",
+                plan.layer_wise.step_s() * 1e3, best.name.c_str(), best.step_s() * 1e3);
+  return text;
+}
+
+// A search that ran out of time or memory falls back to data parallelism, the strategy every
+// framework runs, rather than to a less familiar baseline.
+StrategyCost strategy_for_mode(const Plan& plan, PlanMode mode, std::string& warning) {
   switch (mode) {
     case PlanMode::kData:
       return baseline_named(plan, "data parallel");
@@ -72,13 +84,20 @@ StrategyCost choose(const Plan& plan, PlanMode mode, std::string& warning) {
     return data;
   }
   warning = plan.warning;  // the layer-wise plan did not fit in GPU memory, or is empty
-  if (mode == PlanMode::kLayerwise) return plan.chosen;
+  // The searched plan as asked, even where the timeline rates a baseline faster (auto takes
+  // that), unless it does not fit in GPU memory.
+  if (mode == PlanMode::kLayerwise) {
+    const bool fits = !plan.layer_wise.layers.empty() && plan.layer_wise.memory.peak() <= plan.usable_memory_bytes;
+    return fits ? plan.layer_wise : plan.chosen;
+  }
   const StrategyCost* best = &plan.chosen;
   for (const StrategyCost& b : plan.baselines) {
     if (b.step_s() < best->step_s() && b.memory.peak() <= plan.usable_memory_bytes) best = &b;
   }
   return *best;
 }
+
+namespace {
 
 bool is_baseline_mode(PlanMode mode) {
   return mode == PlanMode::kData || mode == PlanMode::kModel || mode == PlanMode::kOwt;
@@ -87,15 +106,16 @@ bool is_baseline_mode(PlanMode mode) {
 // The plan of a mode that names a baseline: the three baselines priced by the cost model,
 // with no configuration space, cost tables or search (for ResNet-50 on 128 x 8 GPUs the
 // search alone takes seconds; the baselines, milliseconds). Checks what make_plan() checks.
-Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices) {
+Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices, const PlanOptions& options) {
   require_plannable(graph, devices);
   const int n_devices = devices.device_count();
   const int64_t batch = graph.layer(0).output.n();
-  const CostModel model(graph, devices, PlanOptions{}.sync);
+  const CostModel model(graph, devices, options.sync_options());
   Plan plan;
   plan.model = graph.name();
   plan.batch = batch;
   plan.usable_memory_bytes = usable_memory_bytes(devices.device());
+  plan.overlap = options.overlap;
   plan.space_sizes.assign(static_cast<size_t>(graph.size()), 0);  // nothing searched
   plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));
@@ -128,9 +148,13 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   ModelGraph graph = resolve_model(request.model, request.model_path, batch);
   PlanOptions options;
   options.time_budget_s = request.time_budget_s;
-  Plan plan = is_baseline_mode(request.mode) ? baselines_only(graph, devices) : make_plan(graph, devices, options);
+  options.overlap = request.overlap;
+  Plan plan =
+      is_baseline_mode(request.mode) ? baselines_only(graph, devices, options) : make_plan(graph, devices, options);
   JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
-  job.plan.chosen = choose(job.plan, request.mode, job.warning);
+  job.plan.chosen = strategy_for_mode(job.plan, request.mode, job.warning);
+  if (request.mode != PlanMode::kAuto && request.mode != PlanMode::kLayerwise) job.plan.note.clear();
+  if (request.mode == PlanMode::kLayerwise && !job.plan.note.empty()) job.plan.note = searched_plan_note(job.plan);
   job.json = plan_to_json(job.plan, job.graph, job.devices);
   job.summary = summary_line(job, request.nodes);
   return job;

@@ -22,6 +22,14 @@ enum class PlanMode { kAuto, kLayerwise, kData, kModel, kOwt };
 PlanMode parse_plan_mode(const std::string& text);
 const char* plan_mode_name(PlanMode mode);
 
+// The strategy a mode asks for from a made plan: auto the fastest by the timeline
+// (plan.chosen), layerwise the searched plan, the others their baseline. A search that fell
+// back gives data parallelism, with `warning` saying why.
+StrategyCost strategy_for_mode(const Plan& plan, PlanMode mode, std::string& warning);
+
+// What a note says when the searched plan is reported though a baseline is faster.
+std::string searched_plan_note(const Plan& plan);
+
 struct JobRequest {
   PlanMode mode = PlanMode::kAuto;
   std::string model = "resnet50";       // zoo name, or a model file (docs/model-format.md)
@@ -29,6 +37,7 @@ struct JobRequest {
   std::optional<int64_t> batch;         // global; unset = 32 images per GPU
   int nodes = 1;                        // every node is `node` (identical nodes)
   std::optional<double> time_budget_s;
+  bool overlap = true;  // PlanOptions::overlap: bucket all-reduces overlap the backward pass
 };
 
 struct JobPlan {

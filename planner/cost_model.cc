@@ -8,11 +8,14 @@
 
 namespace layerplan {
 
-CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncScheme sync_scheme)
+CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOptions sync_options)
     : graph_(graph),
       devices_(devices),
       element_bytes_(devices.device().bytes_per_element),
-      sync_scheme_(sync_scheme),
+      sync_options_(sync_options),
+      hardware_(layerplan::collective_hardware(devices.device().model)),
+      bucket_bytes_(
+          static_cast<double>(bucket_cap_elements(sync_options.bucket_bytes, element_bytes_) * element_bytes_)),
       send_s_(static_cast<size_t>(devices.device_count())),
       recv_s_(static_cast<size_t>(devices.device_count())),
       net_out_(static_cast<size_t>(devices.nodes())),
@@ -45,7 +48,12 @@ int64_t shard_parameters(const ModelGraph& graph, const Layer& layer, const Degr
 }  // namespace
 
 double CostModel::compute_time(const Layer& layer, const Configuration& config) const {
-  if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return 0.0;
+  const PassTimes t = pass_times(layer, config);
+  return t.forward_s + t.backward_s;
+}
+
+PassTimes CostModel::pass_times(const Layer& layer, const Configuration& config) const {
+  if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return {};
   const double fraction = 1.0 / config.tiles();
   // Bytes of the slowest tile: the largest input region (halos are clipped at borders).
   // Required regions are products of per-dimension intervals that depend only on the
@@ -76,7 +84,7 @@ double CostModel::compute_time(const Layer& layer, const Configuration& config) 
   const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels);
   // Backward reads the output gradient, input and weights and writes input and weight gradients.
   const double bwd = roofline(backward_flops(graph_, layer) * fraction, 2.0 * bytes, kernels);
-  return fwd + bwd;
+  return {fwd, bwd};
 }
 
 namespace {
@@ -103,10 +111,71 @@ SyncCost CostModel::sync(const Layer& layer, const Configuration& config) const 
   if (shard == 0 || replicas == 1) return cost;
   const std::vector<std::vector<int>> groups = shard_groups(config, shards);
   const double bytes = static_cast<double>(shard * element_bytes_);
-  cost.time_s = sync_scheme_ == SyncScheme::kParameterServer ? parameter_server_time(groups, bytes)
-                                                             : ring_all_reduce_time(groups, bytes);
   cost.bytes = static_cast<int64_t>(shards) * 2 * (replicas - 1) * shard * element_bytes_;
+  if (sync_options_.scheme == SyncScheme::kParameterServer) {
+    cost.time_s = parameter_server_time(groups, bytes);
+    return cost;
+  }
+  // The groups fill their buckets side by side and share the NICs while they reduce them.
+  const std::vector<int> users = network_users(groups);
+  const double priced_bytes = std::max(bytes, bucket_bytes_);
+  CollectiveGroup last;  // a layer's groups are mostly alike: price each shape once
+  double last_time = -1;
+  for (const auto& group : groups) {
+    const CollectiveGroup g = collective_group(group, users);
+    if (last_time < 0 || g.ranks != last.ranks || g.nodes != last.nodes || g.intra_bandwidth != last.intra_bandwidth ||
+        g.inter_bandwidth != last.inter_bandwidth) {
+      last = g;
+      last_time = fastest_collective(Collective::kAllReduce, g, hardware_, priced_bytes).time_s;
+    }
+    cost.time_s = std::max(cost.time_s, bytes >= bucket_bytes_ ? last_time : last_time * bytes / bucket_bytes_);
+  }
   return cost;
+}
+
+double CostModel::parameter_server_sync_time(const Layer& layer, const Configuration& config) const {
+  const int64_t shard = shard_parameters(graph_, layer, config.degrees);
+  const int shards = channel_split_shards_weights(layer.kind) ? config.degrees[1] : 1;
+  if (shard == 0 || config.tiles() == shards) return 0.0;
+  return parameter_server_time(shard_groups(config, shards), static_cast<double>(shard * element_bytes_));
+}
+
+std::vector<int> CostModel::network_users(const std::vector<std::vector<int>>& groups) const {
+  std::vector<int> users(static_cast<size_t>(devices_.nodes()), 0);
+  for (const auto& group : groups) {
+    if (group.empty() || devices_.same_node(group.front(), group.back())) continue;
+    int last_node = -1;
+    for (const int d : group) {  // sorted, so a node's members are adjacent
+      if (devices_.node_of(d) != last_node) ++users[static_cast<size_t>(devices_.node_of(d))];
+      last_node = devices_.node_of(d);
+    }
+  }
+  return users;
+}
+
+CollectiveGroup CostModel::collective_group(const std::vector<int>& devices,
+                                            const std::vector<int>& network_users) const {
+  CollectiveGroup g;
+  g.ranks = static_cast<int>(devices.size());
+  g.nodes = 0;
+  g.intra_bandwidth = std::numeric_limits<double>::infinity();
+  g.inter_bandwidth = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const int node = devices_.node_of(devices[i]);
+    if (i == 0 || node != devices_.node_of(devices[i - 1])) {
+      ++g.nodes;
+      const int users = std::max(1, network_users.empty() ? 1 : network_users[static_cast<size_t>(node)]);
+      g.inter_bandwidth = std::min(g.inter_bandwidth, devices_.network().bandwidth / users);
+    } else {
+      g.intra_bandwidth = std::min(g.intra_bandwidth, devices_.intra_link(devices[i - 1], devices[i]).bandwidth);
+    }
+  }
+  return g;
+}
+
+CollectiveEstimate CostModel::all_reduce(const std::vector<int>& devices, double bytes,
+                                         const std::vector<int>& network_users) const {
+  return fastest_collective(Collective::kAllReduce, collective_group(devices, network_users), hardware_, bytes);
 }
 
 double CostModel::batch_norm_statistics_time(const Layer& layer, const Configuration& config) const {

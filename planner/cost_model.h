@@ -1,7 +1,5 @@
 #pragma once
-// Prices one training step under the paper's objective (docs/cost-model.md):
-//   step = Σ_layers [compute(layer, c) + sync(layer, c)] + Σ_edges transfer(edge, c_src, c_dst)
-// with no overlap between layers, or between computation and communication.
+// Prices the parts of one training step (docs/cost-model.md):
 //  - compute: roofline of the slowest tile, forward and backward: max(FLOPs / (peak ×
 //    efficiency), bytes / memory bandwidth) + kernel launch overhead per pass;
 //  - transfer: the exact per-pair volumes of geometry.h. Devices send and receive in
@@ -9,17 +7,21 @@
 //    their intra-node links, each node's network time its cross-node bytes over its NICs;
 //    the edge takes the largest of these plus the largest latency used, once forward and
 //    once backward (gradients move the same volumes back);
-//  - sync: every weight shard is all-reduced among its replicas by a ring:
-//    2(r-1)/r · bytes / bottleneck bandwidth + 2(r-1) · latency, rings in parallel, with a
-//    node's network shared by the rings that leave it; or, as in the paper's model, through
-//    a parameter server per shard (the replica group's first device) that receives every
-//    replica's gradient and sends the shard back.
+//  - sync: every weight shard is all-reduced among its replicas as NCCL would run it
+//    (collective_model.h), in the runtime's gradient buckets (model/gradient_buckets.h);
+//    or, as in the paper's model, through a parameter server per shard (the replica
+//    group's first device) that receives every replica's gradient and sends the shard back.
+// The search adds these up per layer (sync() is then each layer's share of the buckets it
+// fills); step_timeline.h lays the same parts out in time, the bucket all-reduces
+// overlapping the backward pass.
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "model/geometry.h"
+#include "model/gradient_buckets.h"
 #include "model/model_graph.h"
+#include "planner/collective_model.h"
 #include "planner/edge_traffic.h"
 #include "topology/device_graph.h"
 
@@ -37,12 +39,49 @@ struct SyncCost {
 
 enum class SyncScheme { kRingAllReduce, kParameterServer };
 
+// How weight gradients are synchronized, and whether that overlaps the backward pass.
+struct SyncOptions {
+  // kRingAllReduce: NCCL's all-reduce (ring or tree, whichever NCCL's model picks), in
+  // buckets; kParameterServer: the paper's scheme, per layer.
+  SyncScheme scheme = SyncScheme::kRingAllReduce;
+  // On: a bucket's all-reduce runs while the backward pass goes on (as PyTorch DDP and
+  // NCCL on a separate stream do); off: it blocks the backward until done, as the
+  // executor does today (docs/runtime.md).
+  bool overlap = true;
+  // The runtime's bucket size; gradients are all-reduced in buckets of this many bytes.
+  int64_t bucket_bytes = kDefaultGradientBucketBytes;
+};
+
+// Forward and backward time of one layer's slowest tile.
+struct PassTimes {
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+};
+
 class CostModel {
  public:
-  CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncScheme sync_scheme = SyncScheme::kRingAllReduce);
+  CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOptions sync_options);
+  CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncScheme sync_scheme = SyncScheme::kRingAllReduce)
+      : CostModel(graph, devices, SyncOptions{sync_scheme}) {}
 
-  double compute_time(const Layer& layer, const Configuration& config) const;
+  double compute_time(const Layer& layer, const Configuration& config) const;  // forward + backward
+  PassTimes pass_times(const Layer& layer, const Configuration& config) const;
+  // The search's additive price of the layer's weight sync. With all-reduce, each group's
+  // share of the buckets it fills: a shard of S bytes below the bucket size B costs
+  // S/B of a full bucket's all-reduce; a larger shard fills a bucket of its own. With
+  // parameter servers, the layer's own sync.
   SyncCost sync(const Layer& layer, const Configuration& config) const;
+  // One all-reduce of `bytes` among `devices` (sorted) as NCCL would run it, where
+  // `network_users[k]` groups share node k's NICs at the same time (see network_users()).
+  CollectiveEstimate all_reduce(const std::vector<int>& devices, double bytes,
+                                const std::vector<int>& network_users) const;
+  // How many of `groups` (each sorted) span nodes and have a member on each node.
+  std::vector<int> network_users(const std::vector<std::vector<int>>& groups) const;
+  // The weight sync of a layer by parameter servers (SyncScheme::kParameterServer).
+  double parameter_server_sync_time(const Layer& layer, const Configuration& config) const;
+
+  const SyncOptions& sync_options() const { return sync_options_; }
+  const CollectiveHardware& collective_hardware() const { return hardware_; }
   TransferCost transfer(const Layer& consumer, int slot, const Configuration& producer,
                         const Configuration& consumer_config) const;
 
@@ -60,9 +99,9 @@ class CostModel {
   double batch_norm_statistics_time(const Layer& layer, const Configuration& config) const;
   double loss_reduction_time(const std::vector<int>& used_devices) const;
 
-  // Time to all-reduce `bytes` by a ring among each group of devices (sorted), the rings in
-  // parallel: the price of sync() for one layer, and of one bucket of the runtime's
-  // gradients (runtime/executor/gradient_buckets.h).
+  // Time to all-reduce `bytes` by a flat ring among each group of devices (sorted), the
+  // rings in parallel, each paying the links' own latency per step: how Gloo runs the CPU
+  // runtime's buckets (`layerplan predict`), not how NCCL runs a GPU's.
   double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
 
  private:
@@ -70,13 +109,16 @@ class CostModel {
   TransferCost price_traffic(const EdgeTraffic& traffic) const;
   double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
+  CollectiveGroup collective_group(const std::vector<int>& devices, const std::vector<int>& network_users) const;
   TransferCost transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
                                         const Configuration& consumer_config) const;
 
   const ModelGraph& graph_;
   const DeviceGraph& devices_;
   int64_t element_bytes_;  // of activations, weights and gradients at the training precision
-  SyncScheme sync_scheme_;
+  SyncOptions sync_options_;
+  CollectiveHardware hardware_;
+  double bucket_bytes_;  // the bucket size in whole gradients
   // Every intra-node link has the same bandwidth and latency, so per-device element counts
   // (EdgeTraffic) price a transfer; otherwise each pair is priced over its own link.
   bool uniform_intra_ = true;

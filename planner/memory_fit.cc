@@ -69,7 +69,7 @@ std::string gib_text(double bytes) {
 }
 
 std::string no_plan_fits_message(const Plan& plan, const DeviceGraph& devices) {
-  int64_t smallest = plan.chosen.layers.empty() ? INT64_MAX : plan.chosen.memory.peak();
+  int64_t smallest = plan.layer_wise.layers.empty() ? INT64_MAX : plan.layer_wise.memory.peak();
   for (const StrategyCost& b : plan.baselines) smallest = std::min(smallest, b.memory.peak());
   const Device& d = devices.device();
   return plan.model + " at batch " + std::to_string(plan.batch) + " fits no plan on " +

@@ -16,12 +16,21 @@ json degrees_json(const Degrees& d) {
   return out;
 }
 
+// step_s is the step by the timeline; additive_step_s the search's objective, whose sync_s
+// sums each layer's share of its buckets; bucket_sync_s sums the buckets' all-reduces and
+// exposed_sync_s is what of them the backward pass does not hide.
 json totals_json(const StrategyCost& s, int64_t batch) {
-  json totals = {
-      {"step_s", s.step_s()},      {"images_per_s", s.step_s() > 0 ? static_cast<double>(batch) / s.step_s() : 0.0},
-      {"compute_s", s.compute_s},  {"transfer_s", s.transfer_s},
-      {"sync_s", s.sync_s},        {"transfer_bytes", s.transfer_bytes},
-      {"sync_bytes", s.sync_bytes}};
+  json totals = {{"step_s", s.step_s()},
+                 {"images_per_s", s.step_s() > 0 ? static_cast<double>(batch) / s.step_s() : 0.0},
+                 {"additive_step_s", s.additive_s()},
+                 {"compute_s", s.compute_s},
+                 {"transfer_s", s.transfer_s},
+                 {"sync_s", s.sync_s},
+                 {"bucket_sync_s", s.timeline.sync_s},
+                 {"exposed_sync_s", s.timeline.exposed_sync_s},
+                 {"sync_all_reduces", s.timeline.sync_jobs},
+                 {"transfer_bytes", s.transfer_bytes},
+                 {"sync_bytes", s.sync_bytes}};
   json per_device = json::array();
   for (const DeviceMemory& d : s.memory.devices) per_device.push_back(d.peak);
   totals["peak_memory_bytes"] = s.memory.peak();
@@ -74,10 +83,13 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
               {"predicted", totals_json(plan.chosen, plan.batch)},
               {"layers", layers},
               {"baselines", baselines},
+              // The search's plan, rated by the timeline like every candidate (null when the search fell back).
+              {"layer_wise", plan.layer_wise.layers.empty() ? json(nullptr) : totals_json(plan.layer_wise, plan.batch)},
               {"search",
                {{"seconds", plan.search_s},
                 {"timed_out", plan.timed_out},
                 {"warning", plan.warning},
+                {"note", plan.note},
                 {"node_eliminations", plan.search_stats.node_eliminations},
                 {"edge_eliminations", plan.search_stats.edge_eliminations}}}};
   return doc.dump(2) + "\n";

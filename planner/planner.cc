@@ -68,21 +68,37 @@ constexpr int kMemoryWeightSteps = 8;
 // the search found nothing that keeps every layer within it.
 std::string over_memory_reason(const Plan& plan, bool search_fits) {
   if (!search_fits) return "no layer-wise plan keeps every layer within GPU memory";
-  return "the fastest layer-wise plan needs " + gib_text(static_cast<double>(plan.chosen.memory.peak())) + " on GPU " +
-         std::to_string(plan.chosen.memory.peak_device()) + ", more than the " +
+  return "the fastest layer-wise plan needs " + gib_text(static_cast<double>(plan.layer_wise.memory.peak())) +
+         " on GPU " + std::to_string(plan.layer_wise.memory.peak_device()) + ", more than the " +
          gib_text(static_cast<double>(plan.usable_memory_bytes)) + " usable";
 }
 
-// After search_within_memory(): the layer-wise plan it found, unless a baseline that fits is
-// faster; throws UsageError when nothing fits.
-void keep_within_memory(Plan& plan, const DeviceGraph& devices, const std::string& reason) {
-  if (reason.empty()) return;
+// The search minimizes the additive objective; the step is the timeline. Every candidate
+// that fits in memory (the search's plan and the baselines) is rated by the timeline and the
+// fastest is chosen. `memory_reason` is non-empty when the fastest layer-wise plan did not
+// fit (search_within_memory() may have found a slower one that does). Throws UsageError
+// when nothing fits.
+void choose_by_timeline(Plan& plan, const DeviceGraph& devices, const std::string& memory_reason) {
   const StrategyCost* baseline = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
-  if (plan.memory_weighted && (baseline == nullptr || plan.chosen.step_s() <= baseline->step_s())) {
-    plan.warning = reason + "; using a slower layer-wise plan that fits";
+  if (!fits_memory(plan.layer_wise, plan.usable_memory_bytes) ||
+      (!memory_reason.empty() && !plan.memory_weighted)) {
+    fall_back_to_baseline(plan, devices, memory_reason);
     return;
   }
-  fall_back_to_baseline(plan, devices, reason);
+  plan.chosen = plan.layer_wise;
+  if (!memory_reason.empty()) plan.warning = memory_reason + "; using a slower layer-wise plan that fits";
+  if (baseline == nullptr || baseline->step_s() >= plan.layer_wise.step_s()) return;
+  plan.chosen = *baseline;
+  if (!memory_reason.empty()) {
+    plan.warning = memory_reason + "; using the best baseline (" + baseline->name + ")";
+    return;
+  }
+  std::ostringstream text;
+  text.precision(4);
+  text << "the searched layer-wise plan (" << plan.layer_wise.step_s() * 1e3 << " ms by the timeline, "
+       << plan.layer_wise.additive_s() * 1e3 << " ms additive) is slower by the timeline than " << baseline->name
+       << " (" << baseline->step_s() * 1e3 << " ms); using " << baseline->name;
+  plan.note = text.str();
 }
 
 std::string budget_reason(double budget_s) {
@@ -158,7 +174,7 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
 
 // When the fastest layer-wise plan does not fit: the search again with memory priced into
 // every unit configuration, at weights rising by 4x from (data-parallel step time) /
-// (usable bytes), until a plan fits. Keeps the first that does in plan.chosen.
+// (usable bytes), until a plan fits. Keeps the first that does in plan.layer_wise.
 void search_within_memory(const CostModel& model, const SearchOutcome& search, const PlanOptions& options, Plan& plan) {
   if (plan.usable_memory_bytes == std::numeric_limits<int64_t>::max()) return;
   const auto resident = unit_resident_bytes(search.units, model.graph(), model.devices().device(), options.memory);
@@ -169,7 +185,7 @@ void search_within_memory(const CostModel& model, const SearchOutcome& search, c
     StrategyCost candidate =
         price_strategy(model, "layer-wise", configurations_of(search.units, r.choice), options.memory);
     if (!fits_memory(candidate, plan.usable_memory_bytes)) continue;
-    plan.chosen = std::move(candidate);
+    plan.layer_wise = std::move(candidate);
     plan.memory_weighted = true;
     return;
   }
@@ -227,10 +243,13 @@ StrategyCost price_strategy(const CostModel& model, std::string name, const std:
   s.memory = predict_plan_memory(graph, configs, model.devices().device_count(),
                                  model.devices().device().bytes_per_element, memory);
   s.layers.resize(static_cast<size_t>(graph.size()));
+  std::vector<LayerSpan> spans(static_cast<size_t>(graph.size()));
   for (const Layer& l : graph.layers()) {
     LayerCost& row = s.layers[static_cast<size_t>(l.id)];
     row.config = configs.at(static_cast<size_t>(l.id));
-    row.compute_s = model.compute_time(l, row.config);
+    const PassTimes passes = model.pass_times(l, row.config);
+    row.compute_s = passes.forward_s + passes.backward_s;
+    row.forward_compute_s = passes.forward_s;
     const SyncCost sync = model.sync(l, row.config);
     row.sync_s = sync.time_s;
     row.sync_bytes = sync.bytes;
@@ -245,7 +264,11 @@ StrategyCost price_strategy(const CostModel& model, std::string name, const std:
     s.sync_s += row.sync_s;
     s.transfer_bytes += row.transfer_bytes;
     s.sync_bytes += row.sync_bytes;
+    // Half of an edge's transfer time is the forward move, half the gradients' move back.
+    spans[static_cast<size_t>(l.id)] = {row.transfer_s / 2 + passes.forward_s, passes.backward_s + row.transfer_s / 2};
   }
+  s.timeline =
+      lay_out_step(spans, sync_jobs(model, configs), model.sync_options().overlap, model.devices().device_count());
   return s;
 }
 
@@ -258,8 +281,9 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   plan.model = graph.name();
   plan.batch = graph.layer(0).output.n();
   plan.usable_memory_bytes = usable_memory_bytes(devices.device());
+  plan.overlap = options.overlap;
 
-  const CostModel model(graph, devices, options.sync);
+  const CostModel model(graph, devices, options.sync_options());
   const SearchOutcome search = run_search(model, options, deadline, plan);
   const SearchUnits& units = search.units;
   const SearchResult& result = search.result;
@@ -283,19 +307,19 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
                                            : memory_reason(search.estimated_bytes, options.memory_limit_bytes));
     return plan;
   }
-  plan.chosen = price_strategy(model, "layer-wise", configurations_of(units, result.choice), options.memory);
+  plan.layer_wise = price_strategy(model, "layer-wise", configurations_of(units, result.choice), options.memory);
   const bool search_fits = result.cost < kOverMemoryPenalty_s;
   // The search's objective and the per-layer pricing are the same sum in another order.
-  if (search_fits && std::abs(plan.chosen.step_s() - result.cost) > 1e-9 * std::max(1.0, result.cost)) {
+  if (search_fits && std::abs(plan.layer_wise.additive_s() - result.cost) > 1e-9 * std::max(1.0, result.cost)) {
     throw std::logic_error("search cost " + std::to_string(result.cost) + " differs from priced plan " +
-                           std::to_string(plan.chosen.step_s()));
+                           std::to_string(plan.layer_wise.additive_s()));
   }
   std::string reason;
-  if (!search_fits || !fits_memory(plan.chosen, plan.usable_memory_bytes)) {
+  if (!search_fits || !fits_memory(plan.layer_wise, plan.usable_memory_bytes)) {
     reason = over_memory_reason(plan, search_fits);
     search_within_memory(model, search, options, plan);
   }
-  keep_within_memory(plan, devices, reason);
+  choose_by_timeline(plan, devices, reason);
   return plan;
 }
 

@@ -16,6 +16,7 @@
 #include "planner/cost_model.h"
 #include "planner/memory_model.h"
 #include "planner/search.h"
+#include "planner/step_timeline.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {
@@ -24,22 +25,29 @@ namespace layerplan {
 // edge is charged to the consumer, so a layer's row holds the moves into it.
 struct LayerCost {
   Configuration config;
-  double compute_s = 0.0;
+  double compute_s = 0.0;          // forward and backward
+  double forward_compute_s = 0.0;  // of compute_s: the forward pass
   double transfer_s = 0.0;
   double sync_s = 0.0;
   int64_t transfer_bytes = 0;
   int64_t sync_bytes = 0;
 };
 
-// A whole strategy (one configuration per layer) priced by the cost model.
+// A whole strategy (one configuration per layer) priced by the cost model, two ways: the
+// search's additive objective (Σ compute + transfer + sync per layer, sync being each
+// layer's share of its buckets) and the step as a timeline (step_timeline.h), which
+// reduces the real buckets and overlaps them with the backward pass. The timeline is the
+// step time; the additive sum is what the exact search can minimize.
 struct StrategyCost {
   std::string name;               // "layer-wise", "data parallel", "model parallel", "owt"
   std::vector<LayerCost> layers;  // indexed by layer id
   double compute_s = 0.0, transfer_s = 0.0, sync_s = 0.0;
   int64_t transfer_bytes = 0, sync_bytes = 0;
   PlanMemory memory;  // predicted peak memory per device (planner/memory_model.h)
+  StepTimeline timeline;
 
-  double step_s() const { return compute_s + transfer_s + sync_s; }
+  double step_s() const { return timeline.step_s; }
+  double additive_s() const { return compute_s + transfer_s + sync_s; }
   int64_t communication_bytes() const { return transfer_bytes + sync_bytes; }
 };
 
@@ -48,6 +56,9 @@ inline constexpr int64_t kPlannerMemoryLimitBytes = int64_t{1} << 30;  // docs/l
 struct PlanOptions {
   SpaceOptions space;
   SyncScheme sync = SyncScheme::kRingAllReduce;
+  // Gradient buckets' all-reduces overlap the backward pass (SyncOptions::overlap).
+  bool overlap = true;
+  int64_t bucket_bytes = kDefaultGradientBucketBytes;  // the runtime's gradient bucket size
   // The whole plan (configurations, cost tables, search) must finish within this many
   // seconds; past it, the best baseline is returned with a warning.
   std::optional<double> time_budget_s;
@@ -67,12 +78,17 @@ struct PlanOptions {
   MemoryModelOptions memory;
   // What reads the time for time_budget_s (default: steady_clock::now); tests inject their own.
   std::function<std::chrono::steady_clock::time_point()> clock;
+
+  SyncOptions sync_options() const { return {sync, overlap, bucket_bytes}; }
 };
 
 struct Plan {
   std::string model;
   int64_t batch = 0;
-  StrategyCost chosen;                  // layer-wise, or the best baseline after a timeout
+  // The fastest candidate by the timeline: the search's plan or a baseline (the best
+  // baseline after a timeout).
+  StrategyCost chosen;
+  StrategyCost layer_wise;              // the search's plan (no layers when the search fell back)
   std::vector<StrategyCost> baselines;  // data parallel, model parallel, owt
   std::vector<int> space_sizes;         // configurations considered per layer
   std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
@@ -87,7 +103,11 @@ struct Plan {
   // The fastest layer-wise plan did not fit; `chosen` is the search's plan with memory
   // priced in (planner.cc: search_within_memory), slower but within memory.
   bool memory_weighted = false;
+  bool overlap = true;  // the timeline overlapped bucket all-reduces with the backward (PlanOptions::overlap)
   std::string warning;  // non-empty when the plan is not the layer-wise optimum
+  // Non-empty when a baseline is faster by the timeline than the search's plan, which is
+  // optimal for the additive objective only.
+  std::string note;
 
   bool fell_back() const { return timed_out || too_large; }
 
@@ -105,7 +125,8 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
 // kMaxPlanDeviceIds layers x devices (a plan lists every layer's devices).
 void require_plannable(const ModelGraph& graph, const DeviceGraph& devices);
 
-// Prices any strategy, its memory per device included; `configs` holds one configuration per layer.
+// Prices any strategy, additively and by the timeline, its memory per device included;
+// `configs` holds one configuration per layer.
 StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs,
                             const MemoryModelOptions& memory = {});
 

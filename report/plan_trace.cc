@@ -22,7 +22,10 @@ void write_plan_trace(std::ostream& out, const ModelGraph& graph, const Strategy
       span.start_us = phase.start_s * 1e6;
       span.duration_us = phase.duration_s * 1e6;
       if (phase.kind == StepPhase::kTransfer) span.bytes = phase.device_bytes[i];
-      if (phase.kind == StepPhase::kSync) span.bytes = phase.bytes / static_cast<int64_t>(phase.devices.size());
+      if (phase.kind == StepPhase::kSync) {
+        span.bytes = phase.bytes / static_cast<int64_t>(phase.devices.size());
+        span.thread = 1;  // all-reduces may run beside the backward
+      }
       spans.push_back(std::move(span));
     }
   }

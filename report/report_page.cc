@@ -97,11 +97,17 @@ void write_pictures(XmlWriter& xml, const ReportInput& in) {
   xml.close();
   xml.close();
   write_section(xml, "timeline", "The predicted step",
-                "Each strategy's step as the cost model prices it (docs/cost-model.md), to one time scale: the layers "
-                "in order, each as the moves into it (transfer), its compute and its weight synchronization (sync). "
+                "Each strategy's step as the planner's timeline lays it out (docs/cost-model.md), to one time scale: "
+                "the forward pass layer after layer (the moves into a layer, then its compute), the backward in "
+                "reverse (compute, then the gradients' moves back), and the buckets' all-reduces (sync) where they "
+                "run, beside the backward when they overlap it. "
                 "Devices that take part in the same phases share a row; a span covers the phase, which the model "
                 "prices by its slowest device.");
   std::vector<StepTimeline> timelines{step_timeline(in.graph, in.plan.chosen, in.devices.device_count())};
+  if (!in.plan.layer_wise.layers.empty() && in.plan.layer_wise.name != in.plan.chosen.name) {
+    // A baseline was faster by the timeline; the searched plan is still worth seeing.
+    timelines.push_back(step_timeline(in.graph, in.plan.layer_wise, in.devices.device_count()));
+  }
   for (const StrategyCost& b : in.plan.baselines) {
     // A plan whose chosen strategy is a baseline (--mode data) shows it once.
     if (b.name != in.plan.chosen.name) timelines.push_back(step_timeline(in.graph, b, in.devices.device_count()));

@@ -57,37 +57,70 @@ TimelinePhase transfer_phase(const ModelGraph& graph, const Layer& layer, const 
   return phase;
 }
 
+// The forward half of a layer's moves (its inputs coming in) or the backward half (their
+// gradients going back): the cost model charges each half of transfer_s.
+TimelinePhase half_transfer(const ModelGraph& graph, const Layer& layer, const StrategyCost& cost, double start_s) {
+  TimelinePhase phase = transfer_phase(graph, layer, cost);
+  phase.start_s = start_s;
+  phase.duration_s /= 2;
+  phase.bytes /= 2;
+  for (int64_t& b : phase.device_bytes) b /= 2;
+  return phase;
+}
+
+TimelinePhase compute_phase(const Layer& layer, const LayerCost& row, double start_s, double duration_s) {
+  TimelinePhase phase;
+  phase.layer = layer.id;
+  phase.kind = StepPhase::kCompute;
+  phase.start_s = start_s;
+  phase.duration_s = duration_s;
+  phase.devices = sorted_devices(row.config);
+  return phase;
+}
+
+TimelinePhase sync_phase(const SyncSpan& span) {
+  TimelinePhase phase;
+  phase.layer = std::max(span.after_layer, 0);  // -1: filled at the end of the backward, after layer 0's
+  phase.kind = StepPhase::kSync;
+  phase.start_s = span.start_s;
+  phase.duration_s = span.end_s - span.start_s;
+  phase.bytes = std::llround(span.bytes);
+  phase.devices = span.devices;
+  return phase;
+}
+
 }  // namespace
 
 StepTimeline step_timeline(const ModelGraph& graph, const StrategyCost& cost, int device_count) {
   StepTimeline timeline;
   timeline.strategy = cost.name;
   timeline.device_count = device_count;
-  double now = 0;
+  timeline.step_s = cost.step_s();
   auto add = [&](TimelinePhase phase) {
-    if (phase.duration_s <= 0) return;
-    phase.start_s = now;
-    now += phase.duration_s;
-    timeline.phases.push_back(std::move(phase));
+    if (phase.duration_s > 0) timeline.phases.push_back(std::move(phase));
   };
-  for (const Layer& layer : graph.layers()) {
+  double now = 0;
+  for (const Layer& layer : graph.layers()) {  // forward: moves in, then compute
     const LayerCost& row = cost.layers[static_cast<size_t>(layer.id)];
-    if (row.transfer_s > 0) add(transfer_phase(graph, layer, cost));
-    TimelinePhase compute;
-    compute.layer = layer.id;
-    compute.kind = StepPhase::kCompute;
-    compute.duration_s = row.compute_s;
-    compute.devices = sorted_devices(row.config);
-    add(compute);
-    TimelinePhase sync;
-    sync.layer = layer.id;
-    sync.kind = StepPhase::kSync;
-    sync.duration_s = row.sync_s;
-    sync.bytes = row.sync_bytes;
-    sync.devices = sorted_devices(row.config);
-    add(sync);
+    if (row.transfer_s > 0) add(half_transfer(graph, layer, cost, now));
+    now += row.transfer_s / 2;
+    add(compute_phase(layer, row, now, row.forward_compute_s));
+    now += row.forward_compute_s;
   }
-  timeline.step_s = now;
+  const std::vector<double>& backward_start = cost.timeline.backward_start_s;
+  for (int id = graph.size() - 1; id >= 0; --id) {  // backward: compute, then gradients back
+    const Layer& layer = graph.layer(id);
+    const LayerCost& row = cost.layers[static_cast<size_t>(id)];
+    if (static_cast<size_t>(id) < backward_start.size()) now = backward_start[static_cast<size_t>(id)];
+    const double backward_compute_s = row.compute_s - row.forward_compute_s;
+    add(compute_phase(layer, row, now, backward_compute_s));
+    now += backward_compute_s;
+    if (row.transfer_s > 0) add(half_transfer(graph, layer, cost, now));
+    now += row.transfer_s / 2;
+  }
+  for (const SyncSpan& span : cost.timeline.spans) add(sync_phase(span));
+  std::stable_sort(timeline.phases.begin(), timeline.phases.end(),
+                   [](const TimelinePhase& a, const TimelinePhase& b) { return a.start_s < b.start_s; });
   return timeline;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
-// One strategy's predicted step laid out in time, per device, as the cost model prices it
-// (docs/cost-model.md): the layers one after another, each as the moves into it, its
-// compute and its weight synchronization, with no overlap. A phase lasts what the model
-// charges the layer for it; a device's span covers a phase it takes part in (it holds a
+// One strategy's predicted step laid out in time, per device, as the planner's step
+// timeline has it (planner/step_timeline.h, docs/cost-model.md): the forward pass layer
+// after layer (the moves into a layer, then its compute), the backward in reverse order
+// (its compute, then its gradients' moves back), each backward span starting where the
+// timeline starts it, and the buckets' all-reduces where the timeline ran them (beside the
+// backward when they overlap it). A phase lasts what the model charges for it; a device's span covers a phase it takes part in (it holds a
 // tile of the layer, sends or receives some of the moves, holds a replicated weight
 // shard). The model prices the phase by its slowest device, so a span is the phase, not
 // the device's own share of it.
@@ -30,7 +32,7 @@ struct TimelinePhase {
 
 struct StepTimeline {
   std::string strategy;
-  double step_s = 0;  // the sum of the phases' durations
+  double step_s = 0;  // the strategy's step by the timeline: where the last phase ends
   int device_count = 0;
   std::vector<TimelinePhase> phases;  // in time order; phases of zero duration left out
 };

@@ -50,7 +50,10 @@ std::string run_title(const ModelGraph& graph, const StepTimeline& t, const Run&
 std::vector<Run> runs_of(const StepTimeline& t, const std::vector<size_t>& indices) {
   std::vector<Run> runs;
   for (const size_t i : indices) {
-    if (!runs.empty() && runs.back().last + 1 == i && t.phases[runs.back().last].kind == t.phases[i].kind) {
+    const TimelinePhase* last = runs.empty() ? nullptr : &t.phases[runs.back().last];
+    // One run: phases next to each other in the list, of one kind, each starting where the last ended.
+    if (last != nullptr && runs.back().last + 1 == i && last->kind == t.phases[i].kind &&
+        std::abs(last->start_s + last->duration_s - t.phases[i].start_s) <= 1e-12 * std::max(1.0, t.step_s)) {
       runs.back().last = i;
     } else {
       runs.push_back({i, i});
@@ -105,11 +108,22 @@ double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimelin
   xml.leaf("text", {{"x", "0"}, {"y", px(y + 15)}, {"class", "strategy"}},
            t.strategy + ": " + milliseconds(t.step_s) + " ms per step");
   y += kTitleHeight;
-  xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}}, "phases");
-  std::vector<size_t> all(t.phases.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  for (const Run& run : runs_of(t, all)) write_run(xml, graph, t, run, scale, y, "phase");
-  y += kRowHeight + 4;
+  // The step's path (compute and moves, layer after layer) in one row, the all-reduces
+  // (which may run beside the backward) in another.
+  std::vector<size_t> path, sync;
+  for (size_t i = 0; i < t.phases.size(); ++i) (t.phases[i].kind == StepPhase::kSync ? sync : path).push_back(i);
+  struct Row {
+    const char* label;
+    const char* cls;
+    const std::vector<size_t>* phases;
+  };
+  for (const Row& row : {Row{"compute, moves", "phase path", &path}, Row{"all-reduces", "phase all-reduces", &sync}}) {
+    if (row.phases->empty()) continue;
+    xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}}, row.label);
+    for (const Run& run : runs_of(t, *row.phases)) write_run(xml, graph, t, run, scale, y, row.cls);
+    y += kRowHeight;
+  }
+  y += 4;
   for (const auto& [phases, devices] : device_groups(t)) {
     xml.open("g", {{"class", "devices"}, {"data-devices", device_list(devices)}});
     xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}},

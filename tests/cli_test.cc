@@ -139,6 +139,47 @@ TEST(CliJson, WritesAPlanTheRuntimeCanRead) {
   EXPECT_EQ(nlohmann::json::parse(read_text(file)).at("layers"), doc.at("layers"));
 }
 
+// Both figures of every strategy: the step by the timeline and the search's additive
+// objective, in the text and the plan file; --overlap off prices today's executor.
+TEST(CliPlan, ReportsTheTimelineAndTheAdditiveStepWithAndWithoutOverlap) {
+  ScratchDir dir;
+  for (const std::string overlap : {"on", "off"}) {
+    const fs::path file = dir.path() / ("plan-" + overlap + ".json");
+    const Outcome r = run({"plan", "--model", "vgg16", "--gpus", "16", "--overlap", overlap, "--json", file.string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_THAT(r.out, HasSubstr("additive ms"));
+    EXPECT_THAT(r.out, HasSubstr(overlap == "on" ? "overlapping the backward" : "after the backward"));
+    const nlohmann::json doc = nlohmann::json::parse(read_text(file));
+    const nlohmann::json& p = doc.at("predicted");
+    const double additive =
+        p.at("compute_s").get<double>() + p.at("transfer_s").get<double>() + p.at("sync_s").get<double>();
+    EXPECT_NEAR(p.at("additive_step_s").get<double>(), additive, 1e-12);
+    // The step holds the whole compute and at most all of the buckets' sync.
+    EXPECT_GE(p.at("step_s").get<double>(), p.at("compute_s").get<double>());
+    EXPECT_NEAR(
+        p.at("step_s").get<double>(),
+        p.at("compute_s").get<double>() + p.at("transfer_s").get<double>() + p.at("exposed_sync_s").get<double>(),
+        1e-9);
+    EXPECT_FALSE(doc.at("layer_wise").is_null());
+    for (const auto& b : doc.at("baselines")) EXPECT_LE(p.at("step_s").get<double>(), b.at("step_s").get<double>());
+  }
+}
+
+// --mode picks what is reported and written: auto the fastest by the timeline (VGG-16 on 16
+// P100: data parallel, its fc buckets hidden behind the conv layers' backward), layerwise the
+// searched plan, data/model/owt a baseline.
+TEST(CliPlan, ModeChoosesTheReportedStrategy) {
+  ScratchDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"auto", "data parallel"}, {"layerwise", "layer-wise"}, {"owt", "owt"}};
+  for (const auto& [mode, strategy] : cases) {
+    const fs::path file = dir.path() / (mode + ".json");
+    const Outcome r = run({"plan", "--model", "vgg16", "--gpus", "16", "--mode", mode, "--json", file.string()});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    EXPECT_EQ(nlohmann::json::parse(read_text(file)).at("strategy"), strategy) << mode;
+  }
+}
+
 TEST(CliJson, AFailedRunLeavesAnExistingPlanFileUntouched) {
   ScratchDir dir;
   const fs::path file = dir.path() / "plan.json";
@@ -149,6 +190,7 @@ TEST(CliJson, AFailedRunLeavesAnExistingPlanFileUntouched) {
       {"plan", "--model", "alexnet", "--cluster", data_file("syntax_error.toml"), "--json", file.string()},
       {"plan", "--model", "alexnet", "--placement", "bogus", "--json", file.string()},
       {"plan", "--model", "alexnet", "--frobnicate", "--json", file.string()},
+      {"plan", "--model", "alexnet", "--overlap", "maybe", "--json", file.string()},
   };
   for (const auto& args : failures) {
     write_text(file, sentinel);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -22,6 +23,9 @@
 
 namespace {
 
+using layerplan::Collective;
+using layerplan::CollectiveGroup;
+using layerplan::CollectiveHardware;
 using layerplan::Configuration;
 using layerplan::CostModel;
 using layerplan::Degrees;
@@ -33,6 +37,7 @@ using layerplan::ModelGraph;
 using layerplan::PairVolume;
 using layerplan::Shape;
 using layerplan::SyncCost;
+using layerplan::SyncOptions;
 using layerplan::transfer_volumes;
 using layerplan::TransferCost;
 using layerplan::Window;
@@ -163,16 +168,40 @@ struct FcFixture {
   const Layer& fc() const { return g.layer(fc_id); }
 };
 
-TEST(Sync, DataParallelFcInOneNodeIsOneRingAllReduce) {
-  // n4 on 0-3: 4 replicas of all 8320 bytes, ring 0-1-2-3 over 1e10 B/s links with 1 us
-  // latency: 2 * 3/4 * 8320 / 1e10 + 2 * 3 * 1e-6 = 1.248e-6 + 6e-6.
+// The sync of a layer is its groups' all-reduces as NCCL runs them (collective_model_test
+// prices those at known points of NCCL's model); these tests check which groups a layer
+// forms, what each group gets of the links, and the bucket share the search is charged.
+// The GPU is "unit": NCCL's model for Ampere with NVLink.
+const CollectiveHardware kUnitHardware = layerplan::collective_hardware("unit");
+constexpr double kNoLink = std::numeric_limits<double>::infinity();
+
+double nccl_all_reduce(CollectiveGroup group, double bytes) {
+  return fastest_collective(Collective::kAllReduce, group, kUnitHardware, bytes).time_s;
+}
+
+// Buckets of one byte: every shard fills a bucket of its own, so sync is one all-reduce.
+SyncOptions whole_all_reduces() { return {layerplan::SyncScheme::kRingAllReduce, true, 1}; }
+
+TEST(Sync, DataParallelFcInOneNodeIsOneAllReduceOfFourRanks) {
+  // n4 on 0-3: 4 replicas of all 8320 bytes on one node, 10 GB/s links.
   // Bytes: every replica sends 2 * (r-1) / r of the shard: 4 * 2 * 3/4 * 8320 = 49,920.
+  const FcFixture f;
+  const DeviceGraph devices = cluster(1, 4, {1e10, 1e-6});
+  const CostModel model(f.g, devices, whole_all_reduces());
+  const SyncCost s = model.sync(f.fc(), on_block(degrees(4, 1, 1, 1)));
+  ExpectSeconds(s.time_s, nccl_all_reduce({4, 1, 1e10, kNoLink}, 8320));
+  EXPECT_EQ(s.bytes, 49920);
+}
+
+TEST(Sync, AShardBelowTheBucketSizePaysItsShareOfAFullBucket) {
+  // With the runtime's 25 MiB buckets, the 8320 bytes are 8320 / 26214400 of a bucket that
+  // the same four ranks all-reduce: the latency is shared by the layers of the bucket.
   const FcFixture f;
   const DeviceGraph devices = cluster(1, 4, {1e10, 1e-6});
   const CostModel model(f.g, devices);
   const SyncCost s = model.sync(f.fc(), on_block(degrees(4, 1, 1, 1)));
-  ExpectSeconds(s.time_s, 1.248e-6 + 6e-6);
-  EXPECT_EQ(s.bytes, 49920);
+  ExpectSeconds(s.time_s, nccl_all_reduce({4, 1, 1e10, kNoLink}, 26214400) * 8320 / 26214400);
+  EXPECT_LT(s.time_s, nccl_all_reduce({4, 1, 1e10, kNoLink}, 8320));
 }
 
 TEST(Sync, ChannelSplitFcWithOneReplicaPerShardNeedsNoSync) {
@@ -189,41 +218,56 @@ TEST(Sync, ChannelSplitFcWithOneReplicaPerShardNeedsNoSync) {
 
 TEST(Sync, HybridFcAllReducesEachChannelShardAmongItsReplicas) {
   // n2 c2 on 0-3 (channel innermost): tiles 0,1,2,3 = (n0 c0), (n0 c1), (n1 c0), (n1 c1),
-  // so shard c0 lives on {0, 2} and shard c1 on {1, 3}. Each shard is 1040 parameters =
-  // 4160 bytes with r = 2: 2 * 1/2 * 4160 / 1e10 + 2 * 1 * 1e-6 = 4.16e-7 + 2e-6, both
-  // rings at once. Bytes: 2 shards * 2 * (2-1) * 4160 = 16,640.
+  // so shard c0 lives on {0, 2} and shard c1 on {1, 3}: two all-reduces of 1040 parameters
+  // = 4160 bytes among 2 ranks, at once. Bytes: 2 shards * 2 * (2-1) * 4160 = 16,640.
   const FcFixture f;
   const DeviceGraph devices = cluster(1, 4, {1e10, 1e-6});
-  const CostModel model(f.g, devices);
+  const CostModel model(f.g, devices, whole_all_reduces());
   const SyncCost s = model.sync(f.fc(), on_block(degrees(2, 2, 1, 1)));
-  ExpectSeconds(s.time_s, 4.16e-7 + 2e-6);
+  ExpectSeconds(s.time_s, nccl_all_reduce({2, 1, 1e10, kNoLink}, 4160));
   EXPECT_EQ(s.bytes, 16640);
 }
 
-TEST(Sync, OneCrossNodeRingGetsTheWholeNetwork) {
-  // 2 nodes x 2 GPUs, network 1e9 B/s, 5 us; intra 1e10 B/s, 1 us. n4 on 0-3 is one ring
-  // 0-1-2-3-0 whose hops 1->2 and 3->0 leave a node, one hop per node: bottleneck
-  // min(1e10, 1e9 / 1) = 1e9, latency max(1 us, 5 us):
-  // 2 * 3/4 * 8320 / 1e9 + 2 * 3 * 5e-6 = 1.248e-5 + 3e-5.
+TEST(Sync, OneCrossNodeGroupGetsTheWholeNetwork) {
+  // 2 nodes x 2 GPUs, network 1e9 B/s per node; intra 1e10 B/s. n4 on 0-3 is one group of
+  // 4 ranks on 2 nodes, alone on the NICs.
   const FcFixture f;
   const DeviceGraph devices = cluster(2, 2, {1e10, 1e-6}, {1e9, 5e-6});
-  const CostModel model(f.g, devices);
+  const CostModel model(f.g, devices, whole_all_reduces());
   const SyncCost s = model.sync(f.fc(), on_block(degrees(4, 1, 1, 1)));
-  ExpectSeconds(s.time_s, 1.248e-5 + 3e-5);
+  ExpectSeconds(s.time_s, nccl_all_reduce({4, 2, 1e10, 1e9}, 8320));
   EXPECT_EQ(s.bytes, 49920);
 }
 
-TEST(Sync, CrossNodeRingsShareTheirNodesNetwork) {
-  // Same 2 x 2 cluster, n2 c2 on 0-3: rings {0, 2} and {1, 3} both cross between the
-  // nodes in each direction, so each node has 2 ring hops leaving it and each ring gets
-  // 1e9 / 2 = 5e8 B/s: 2 * 1/2 * 4160 / 5e8 + 2 * 1 * 5e-6 = 8.32e-6 + 1e-5.
-  // (In one node of 4 the same split costs 4.16e-7 + 2e-6; see the hybrid test.)
+TEST(Sync, CrossNodeGroupsShareTheirNodesNetwork) {
+  // Same 2 x 2 cluster, n2 c2 on 0-3: groups {0, 2} and {1, 3} each have one rank per node
+  // and both use both nodes' NICs, so each gets 1e9 / 2 B/s (and no intra-node link).
+  const FcFixture f;
+  const DeviceGraph devices = cluster(2, 2, {1e10, 1e-6}, {1e9, 5e-6});
+  const CostModel model(f.g, devices, whole_all_reduces());
+  const SyncCost s = model.sync(f.fc(), on_block(degrees(2, 2, 1, 1)));
+  ExpectSeconds(s.time_s, nccl_all_reduce({2, 2, kNoLink, 5e8}, 4160));
+  EXPECT_GT(s.time_s, nccl_all_reduce({2, 2, kNoLink, 1e9}, 4160));
+  EXPECT_EQ(s.bytes, 16640);
+}
+
+// The flat ring that `layerplan predict` prices the CPU runtime's Gloo buckets with.
+TEST(GlooRing, OneRingPaysTwoStepsPerReplicaAtTheSlowestHop) {
+  // Ring 0-1-2-3 over 1e10 B/s links with 1 us latency:
+  // 2 * 3/4 * 8320 / 1e10 + 2 * 3 * 1e-6 = 1.248e-6 + 6e-6.
+  const FcFixture f;
+  const DeviceGraph devices = cluster(1, 4, {1e10, 1e-6});
+  const CostModel model(f.g, devices);
+  ExpectSeconds(model.ring_all_reduce_time({{0, 1, 2, 3}}, 8320), 1.248e-6 + 6e-6);
+}
+
+TEST(GlooRing, CrossNodeRingsShareTheirNodesNetwork) {
+  // Rings {0, 2} and {1, 3} on 2 x 2 both leave each node once: 1e9 / 2 B/s each, 5 us:
+  // 2 * 1/2 * 4160 / 5e8 + 2 * 1 * 5e-6 = 8.32e-6 + 1e-5.
   const FcFixture f;
   const DeviceGraph devices = cluster(2, 2, {1e10, 1e-6}, {1e9, 5e-6});
   const CostModel model(f.g, devices);
-  const SyncCost s = model.sync(f.fc(), on_block(degrees(2, 2, 1, 1)));
-  ExpectSeconds(s.time_s, 8.32e-6 + 1e-5);
-  EXPECT_EQ(s.bytes, 16640);
+  ExpectSeconds(model.ring_all_reduce_time({{0, 2}, {1, 3}}, 4160), 8.32e-6 + 1e-5);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ inline std::vector<Configuration> layer_wise_plan(const ModelGraph& graph, int d
   spec.intra_latency_us = 0;
   const Plan plan = make_plan(graph, build_device_graph(spec));
   std::vector<Configuration> configs;
-  for (const LayerCost& layer : plan.chosen.layers) configs.push_back(layer.config);
+  for (const LayerCost& layer : plan.layer_wise.layers) configs.push_back(layer.config);  // the searched plan
   return configs;
 }
 

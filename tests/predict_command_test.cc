@@ -20,7 +20,10 @@ fs::path lenet_plan(const ScratchDir& dir, int devices) {
   const fs::path file = dir.path() / ("lenet-" + std::to_string(devices) + ".json");
   const Outcome r = run({"plan", "--model", "lenet5", "--batch", "32", "--cluster",
                          std::string(LAYERPLAN_SOURCE_DIR) + "/bench/cpu_like_4_devices.toml", "--gpus",
-                         std::to_string(devices), "--gpus-per-node", std::to_string(devices), "--json", file.string()});
+                         std::to_string(devices), "--gpus-per-node", std::to_string(devices), "--json", file.string(),
+                         // A plan that moves boxes: with parameter servers the search splits LeNet's layers;
+                         // with bucketed all-reduces data parallelism is cheapest.
+                         "--sync", "ps", "--mode", "layerwise"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   return file;
 }

@@ -21,7 +21,9 @@ using testing_trace::check_trace;
 TEST(PlanTrace, IsAValidTraceOfThePredictedStep) {
   const ModelGraph graph = build_zoo_model("vgg16", 16 * 8);
   const DeviceGraph devices = build_device_graph(ClusterSpec::paper_cluster());  // 4 x 4
-  const Plan plan = make_plan(graph, devices);
+  PlanOptions options;
+  options.overlap = false;  // then no device is busy for longer than the step
+  const Plan plan = make_plan(graph, devices, options);
   std::ostringstream out;
   report::write_plan_trace(out, graph, plan.chosen, devices.device_count());
   const testing_trace::TraceSummary s = check_trace(out.str());
@@ -37,28 +39,40 @@ TEST(PlanTrace, IsAValidTraceOfThePredictedStep) {
   EXPECT_NEAR(last_end, plan.chosen.step_s() * 1e6, 1e-3 * 1e6 * 1e-3);
 }
 
-TEST(StepTimeline, PhasesFollowEachOtherAndSumToTheStep) {
+// The phases cover the step without a gap and end where the planner's timeline ends it;
+// compute and moves add up to the forward and backward spans, all-reduces to the buckets'
+// sync time. Overlap on and off.
+TEST(StepTimeline, PhasesCoverTheStepAndAddUpToTheTimeline) {
   const ModelGraph graph = build_zoo_model("vgg16", 16 * 8);
   const DeviceGraph devices = build_device_graph(ClusterSpec::paper_cluster());
-  const Plan plan = make_plan(graph, devices);
-  for (const StrategyCost* s : {&plan.chosen, &plan.baselines[0], &plan.baselines[1], &plan.baselines[2]}) {
-    const report::StepTimeline t = report::step_timeline(graph, *s, devices.device_count());
-    double now = 0;
-    for (const report::TimelinePhase& p : t.phases) {
-      EXPECT_DOUBLE_EQ(p.start_s, now);
-      EXPECT_GT(p.duration_s, 0);
-      EXPECT_TRUE(std::is_sorted(p.devices.begin(), p.devices.end()));
-      if (p.kind == report::StepPhase::kTransfer) {
-        EXPECT_EQ(p.device_bytes.size(), p.devices.size());
-        int64_t bytes = 0;
-        for (const int64_t b : p.device_bytes) bytes += b;
-        // Each pair's bytes count at both ends.
-        EXPECT_NEAR(static_cast<double>(bytes), 2.0 * static_cast<double>(p.bytes),
-                    static_cast<double>(p.devices.size()));
+  for (const bool overlap : {true, false}) {
+    PlanOptions options;
+    options.overlap = overlap;
+    const Plan plan = make_plan(graph, devices, options);
+    for (const StrategyCost* s :
+         {&plan.chosen, &plan.layer_wise, &plan.baselines[0], &plan.baselines[1], &plan.baselines[2]}) {
+      const report::StepTimeline t = report::step_timeline(graph, *s, devices.device_count());
+      double covered = 0, path = 0, sync = 0;
+      for (const report::TimelinePhase& p : t.phases) {
+        EXPECT_LE(p.start_s, covered * (1 + 1e-12)) << s->name << ": a gap before a phase of layer " << p.layer;
+        covered = std::max(covered, p.start_s + p.duration_s);
+        EXPECT_GT(p.duration_s, 0);
+        EXPECT_TRUE(std::is_sorted(p.devices.begin(), p.devices.end()));
+        (p.kind == report::StepPhase::kSync ? sync : path) += p.duration_s;
+        if (p.kind == report::StepPhase::kTransfer) {
+          EXPECT_EQ(p.device_bytes.size(), p.devices.size());
+          int64_t bytes = 0;
+          for (const int64_t b : p.device_bytes) bytes += b;
+          // Each pair's bytes count at both ends.
+          EXPECT_NEAR(static_cast<double>(bytes), 2.0 * static_cast<double>(p.bytes),
+                      2.0 * static_cast<double>(p.devices.size()));
+        }
       }
-      now += p.duration_s;
+      EXPECT_NEAR(covered, s->step_s(), 1e-12) << s->name;
+      EXPECT_NEAR(t.step_s, s->step_s(), 1e-12) << s->name;
+      EXPECT_NEAR(path, s->timeline.forward_s + s->timeline.backward_s, 1e-12) << s->name;
+      EXPECT_NEAR(sync, s->timeline.sync_s, 1e-12) << s->name;
     }
-    EXPECT_NEAR(t.step_s, s->step_s(), 1e-12) << s->name;
   }
 }
 

@@ -42,7 +42,7 @@ struct ExecutorOptions {
   bool time_compute = false;
   // Weight gradients are all-reduced in buckets of about this size (gradient_buckets.h);
   // PyTorch DDP's default.
-  int64_t gradient_bucket_bytes = int64_t{25} << 20;
+  int64_t gradient_bucket_bytes = kDefaultGradientBucketBytes;
 };
 
 class Executor {

@@ -1,11 +1,10 @@
-#include "runtime/executor/gradient_buckets.h"
+#include "model/gradient_buckets.h"
 
 #include <algorithm>
 #include <map>
 #include <numeric>
 
 #include "model/layer_math.h"
-#include "runtime/kernels/params.h"
 
 namespace layerplan {
 
@@ -30,40 +29,53 @@ int64_t shard_elements(const ModelGraph& graph, const Layer& layer, const Config
   return channel_split_shards_weights(layer.kind) ? all / config.degrees[1] : all;
 }
 
-int64_t bucket_cap_elements(int64_t bytes) { return std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(float))); }
+int64_t bucket_cap_elements(int64_t bytes, int64_t element_bytes) {
+  return std::max<int64_t>(1, bytes / std::max<int64_t>(1, element_bytes));
+}
 
 std::vector<GradientBucket> gradient_buckets(const ModelGraph& graph, const std::vector<Configuration>& plan,
                                              int64_t cap_elements) {
   std::vector<GradientBucket> reduced, open;
+  std::vector<int64_t> open_elements;          // of each open bucket
+  std::map<std::vector<int>, size_t> open_at;  // an open bucket's index, by its devices
   for (int id = graph.size() - 1; id >= 0; --id) {
     const Layer& layer = graph.layer(id);
-    if (!has_params(layer.kind)) continue;
+    if (!channel_split_shards_weights(layer.kind)) continue;  // the kinds with weights
     const Configuration& config = plan[static_cast<size_t>(id)];
     const std::vector<std::vector<int>> groups = replica_groups(layer, config);
     const int64_t elements = shard_elements(graph, layer, config);
+    bool filled = false;
     for (size_t g = 0; g < groups.size(); ++g) {
       if (groups[g].size() < 2 || elements == 0) continue;
       std::vector<int> devices;
       for (int t : groups[g]) devices.push_back(config.devices[static_cast<size_t>(t)]);
       std::sort(devices.begin(), devices.end());
-      auto bucket =
-          std::find_if(open.begin(), open.end(), [&](const GradientBucket& b) { return b.devices == devices; });
-      if (bucket == open.end()) {
-        open.push_back({devices, {}, -1});
-        bucket = open.end() - 1;
+      const auto [at, opened] = open_at.try_emplace(devices, open.size());
+      if (opened) {
+        open.push_back({std::move(devices), {}, -1});
+        open_elements.push_back(0);
       }
-      bucket->segments.push_back({id, static_cast<int>(g), elements});
+      open[at->second].segments.push_back({id, static_cast<int>(g), elements});
+      open_elements[at->second] += elements;
+      filled |= open_elements[at->second] >= cap_elements;
     }
+    if (!filled) continue;
     // Full buckets are reduced after this layer, in the order they were opened.
-    for (auto it = open.begin(); it != open.end();) {
-      if (it->elements() >= cap_elements) {
-        it->reduce_after_layer = id;
-        reduced.push_back(std::move(*it));
-        it = open.erase(it);
+    std::vector<GradientBucket> still_open;
+    std::vector<int64_t> still_open_elements;
+    open_at.clear();
+    for (size_t b = 0; b < open.size(); ++b) {
+      if (open_elements[b] >= cap_elements) {
+        open[b].reduce_after_layer = id;
+        reduced.push_back(std::move(open[b]));
       } else {
-        ++it;
+        open_at.emplace(open[b].devices, still_open.size());
+        still_open.push_back(std::move(open[b]));
+        still_open_elements.push_back(open_elements[b]);
       }
     }
+    open = std::move(still_open);
+    open_elements = std::move(still_open_elements);
   }
   for (GradientBucket& b : open) reduced.push_back(std::move(b));
   return reduced;
