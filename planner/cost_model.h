@@ -67,7 +67,7 @@ class CostModel {
 
  private:
   double roofline(double flops, double bytes, int kernels) const;
-  TransferCost price_traffic(const EdgeTraffic& traffic) const;
+  TransferCost price_traffic(const TrafficSummary& traffic) const;
   double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   TransferCost transfer_over_pair_links(const Layer& consumer, int slot, const Configuration& producer,
