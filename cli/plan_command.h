@@ -26,6 +26,7 @@ struct PlanCommandArgs {
   std::optional<int> nics_per_node;
   std::optional<std::string> cluster_file;
   PlacementRule placement = PlacementRule::kFirstBlock;
+  NodeRuns node_runs = NodeRuns::kAuto;
   SyncScheme sync = SyncScheme::kRingAllReduce;
   std::optional<double> time_budget_s;
   std::optional<std::string> json_file;
