@@ -212,6 +212,8 @@ TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configur
   if (same_sample_split(producer, consumer_config)) return {};
   if (!uniform_intra_) return transfer_over_pair_links(consumer, slot, producer, consumer_config);
   if (!factored_ || factored_->consumer_id() != consumer.id || factored_->slot() != slot) {
+    pricing_bytes_peak_ = pricing_bytes_peak();
+    factored_.reset();  // before the next edge's tables, so the two never coexist
     factored_ = std::make_unique<FactoredEdgeTraffic>(graph_, consumer, slot, devices_);
   }
   TrafficSummary summary;
@@ -220,6 +222,10 @@ TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configur
     summary = summarize(traffic_);
   }
   return price_traffic(summary);
+}
+
+int64_t CostModel::pricing_bytes_peak() const {
+  return std::max(pricing_bytes_peak_, factored_ ? factored_->bytes() : int64_t{0});
 }
 
 TransferCost CostModel::price_traffic(const TrafficSummary& traffic) const {

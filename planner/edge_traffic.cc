@@ -108,6 +108,8 @@ FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& c
   }
   tables_.resize(static_cast<size_t>(kNumDims) * table_size(divisors_, divisors_));
   built_.assign(tables_.size(), 0);
+  bytes_ = static_cast<int64_t>(rank_of_.capacity() * sizeof(int) + tables_.capacity() * sizeof(DimTable) +
+                                built_.capacity());
 }
 
 int64_t FactoredEdgeTraffic::DimTable::below(int64_t x, int jlo, int jhi) const {
@@ -152,9 +154,12 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
   for (size_t j = 0; j < q && t.translates; ++j) {
     t.translates = t.lo[j] == static_cast<int64_t>(j) * qsize && t.hi[j] == static_cast<int64_t>(j + 1) * qsize;
   }
+  auto held = [](const std::vector<int64_t>& v) { return static_cast<int64_t>(v.capacity() * sizeof(int64_t)); };
+  bytes_ += held(t.lo) + held(t.hi) + held(t.size_prefix) + held(t.lo_prefix);
   if (!t.valid) return t;
   t.q = qdeg;
-  if (static_cast<int64_t>(pdeg) * (qdeg + 1) <= dense_entries_) {
+  const int64_t dense = static_cast<int64_t>(pdeg) * (qdeg + 1);
+  if (dense <= dense_entries_ && dense_bytes_ + dense * int64_t{sizeof(int64_t)} <= kDenseBudgetBytes) {
     t.sum_j.assign(table_size(pdeg, qdeg + 1), 0);
     for (int i = 0; i < pdeg; ++i) {
       for (int j = 0; j < qdeg; ++j) {
@@ -164,6 +169,8 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
   }
   t.sent_to_all.assign(static_cast<size_t>(pdeg), 0);
   for (int i = 0; i < pdeg; ++i) t.sent_to_all[static_cast<size_t>(i)] = t.over_j(i, 0, qdeg - 1);
+  dense_bytes_ += held(t.sum_j);
+  bytes_ += held(t.sum_j) + held(t.sent_to_all);
   return t;
 }
 
@@ -223,6 +230,11 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
     b.more[i_k + 1] = static_cast<int>(b.more_lo.size());
   }
   b.one_box = b.more_lo.empty();
+  constexpr int64_t kHashNode = 64;  // the map's node and bucket, about
+  bytes_ += kHashNode + static_cast<int64_t>(sizeof(NodeBoxes) + b.has.capacity() +
+                                             (b.lo.capacity() + b.hi.capacity()) * sizeof(Coords) +
+                                             b.more.capacity() * sizeof(int) +
+                                             (b.more_lo.capacity() + b.more_hi.capacity()) * sizeof(Coords));
   return b;
 }
 
@@ -418,6 +430,7 @@ void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
   if (class_stamp_.size() != static_cast<size_t>(3 * nodes)) {
     class_stamp_.assign(static_cast<size_t>(3 * nodes), -1);
     class_total_.assign(static_cast<size_t>(3 * nodes), 0);
+    bytes_ += 2 * 3 * nodes * static_cast<int64_t>(sizeof(int64_t));
   }
   ++stamp_;
   const int pfirst = f.producer.devices.front(), qfirst = f.consumer.devices.front();

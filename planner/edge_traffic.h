@@ -57,6 +57,11 @@ class FactoredEdgeTraffic {
   FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot, const DeviceGraph& devices,
                       int64_t dense_entries = kDenseEntries);
 
+  // Dense prefix sums take at most this many bytes per edge; further tables search instead.
+  static constexpr int64_t kDenseBudgetBytes = int64_t{8} << 20;
+  // Bytes this edge's tables, node boxes and scratch hold now (they only grow).
+  int64_t bytes() const { return bytes_; }
+
   int consumer_id() const { return consumer_.id; }
   int slot() const { return slot_; }
 
@@ -172,6 +177,8 @@ class FactoredEdgeTraffic {
   // summary(): per node class, the stamp of the pair that last saw it and its total.
   std::vector<int64_t> class_stamp_, class_total_;
   int64_t stamp_ = 0;
+  int64_t dense_bytes_ = 0;  // of the tables' sum_j
+  int64_t bytes_ = 0;        // see bytes()
 };
 
 }  // namespace layerplan

@@ -96,18 +96,27 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
     const SearchSize size =
         estimate_search_size(graph, out.units, model.devices(), options.space, options.share_tables, deadline);
     out.estimated_bytes = size.bytes();
+    plan.memory.estimated = out.estimated_bytes;
     if (out.estimated_bytes > options.memory_limit_bytes) {
       out.too_large = true;
       return out;
     }
     out.units = make_search_units(graph, model.devices(), options.space, options.fuse_elementwise, deadline);
-    const CostGraph costs = build_cost_graph(model, out.units, options.share_tables, deadline);
+    plan.memory.configurations = configuration_bytes(out.units);
+    const CostGraph costs =
+        build_cost_graph(model, out.units, options.share_tables, deadline, &plan.memory.shared_tables);
+    plan.memory.cost_tables = cost_graph_bytes(costs);
+    plan.memory.edge_pricing = model.pricing_bytes_peak();
     plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
     SearchOptions search{deadline.at(), options.naive_search, options.clock, std::nullopt};
     // The search's working copy was counted in the estimate; its tables may grow into what is left.
     search.max_table_bytes =
         options.memory_limit_bytes - size.bytes() + size.working_entries * static_cast<int64_t>(sizeof(double));
     out.result = solve(costs, search);
+    // The working copy's node costs besides its counted tables and logs.
+    int64_t node_bytes = 0;
+    for (const std::vector<double>& n : costs.node_cost) node_bytes += static_cast<int64_t>(n.size() * sizeof(double));
+    plan.memory.elimination = out.result.stats.table_bytes_peak + node_bytes;
     out.timed_out = out.result.timed_out;
     out.too_large = out.result.too_large;
   } catch (const DeadlinePassed&) {
