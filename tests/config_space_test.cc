@@ -39,6 +39,7 @@ using layerplan::kNumDims;
 using layerplan::Layer;
 using layerplan::LayerKind;
 using layerplan::ModelGraph;
+using layerplan::NodeRuns;
 using layerplan::PlacementRule;
 using layerplan::Shape;
 using layerplan::SpaceOptions;
@@ -351,6 +352,41 @@ TEST(PlaceableTileCount, DivisorsOfANodeOrMultiplesOfANodeThatDivideTheJob) {
   EXPECT_THAT(placeable(5, 5), ElementsAre(1, 5));
   EXPECT_FALSE(layerplan::placeable_tile_count(4, 10, 4));  // not a whole number of nodes
   EXPECT_FALSE(layerplan::placeable_tile_count(0, 4, 4));
+}
+
+// Rule 6: above 256 GPUs (by default) a layer uses one node's GPUs or every node, never a run
+// of some of the nodes; up to 256, and with NodeRuns::kAnyRun, every placeable count.
+TEST(AllowedTileCount, AboveTwoHundredFiftySixGpusOneNodeOrTheWholeJob) {
+  auto allowed = [](int devices, int per_node, NodeRuns runs) {
+    std::vector<int> out;
+    for (int p = 1; p <= devices; ++p) {
+      if (layerplan::allowed_tile_count(p, devices, per_node, SpaceOptions{PlacementRule::kFirstBlock, runs}))
+        out.push_back(p);
+    }
+    return out;
+  };
+  EXPECT_THAT(allowed(1024, 8, NodeRuns::kAuto), ElementsAre(1, 2, 4, 8, 1024));
+  EXPECT_THAT(allowed(1024, 8, NodeRuns::kAnyRun), ElementsAre(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024));
+  EXPECT_THAT(allowed(256, 8, NodeRuns::kAuto), ElementsAre(1, 2, 4, 8, 16, 32, 64, 128, 256));
+  EXPECT_THAT(allowed(16, 4, NodeRuns::kOneOrAll), ElementsAre(1, 2, 4, 16));
+  EXPECT_THAT(allowed(12, 4, NodeRuns::kOneOrAll), ElementsAre(1, 2, 4, 12));
+  // Not placeable stays not allowed.
+  EXPECT_THAT(allowed(384, 8, NodeRuns::kAuto), ElementsAre(1, 2, 4, 8, 384));
+}
+
+TEST(EnumerateConfigurations, ResNetConvOn1024GpusKeepsOnlyOneNodeOrAllDevices) {
+  ModelGraph g("conv");
+  const int x = g.input("x", shape(1024, 64, 56, 56));
+  const int conv = g.conv2d("conv", x, 64, Window::square(3, 1, 1), false);
+  const auto configs = enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{});
+  const auto every_run =
+      enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{PlacementRule::kFirstBlock, NodeRuns::kAnyRun});
+  ASSERT_FALSE(configs.empty());
+  EXPECT_LT(configs.size(), every_run.size());
+  size_t kept = 0;
+  for (const Configuration& c : every_run) kept += c.tiles() <= 8 || c.tiles() == 1024 ? 1 : 0;
+  EXPECT_EQ(configs.size(), kept);
+  for (const Configuration& c : configs) EXPECT_TRUE(c.tiles() <= 8 || c.tiles() == 1024) << c.str();
 }
 
 // An extent of 576 = 2^6 x 3^2 along every dimension: divisibility prunes nothing.
