@@ -24,7 +24,7 @@ const OptionWords<Precision> kPrecisions = {
 const OptionWords<PlacementRule> kPlacements = {{"first-block", PlacementRule::kFirstBlock},
                                                 {"aligned-blocks", PlacementRule::kAlignedBlocks}};
 const OptionWords<NodeRuns> kNodeRuns = {
-    {"auto", NodeRuns::kAuto}, {"any", NodeRuns::kAnyRun}, {"one-or-all", NodeRuns::kOneOrAll}};
+    {"auto", NodeRuns::kAuto}, {"any", NodeRuns::kAnySplit}, {"by-samples", NodeRuns::kBySamples}};
 const OptionWords<SyncScheme> kSyncSchemes = {{"ring", SyncScheme::kRingAllReduce},
                                               {"ps", SyncScheme::kParameterServer}};
 const OptionWords<PlanMode> kPlanModes = {{"layerwise", PlanMode::kLayerwise},
@@ -74,8 +74,8 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   add_word_option(&cmd, "--placement", args.placement, kPlacements,
                   "Device blocks per tile count: first-block or aligned-blocks");
   add_word_option(&cmd, "--node-runs", args.node_runs, kNodeRuns,
-                  "Runs of whole nodes a layer may use: any, one-or-all (one node's GPUs or every node) or "
-                  "auto (any up to 256 GPUs, one-or-all above; the default)");
+                  "How a layer on some but not all nodes may split: any, by-samples (across nodes by samples "
+                  "only) or auto (any up to 256 GPUs, by-samples above; the default)");
   add_word_option(&cmd, "--sync", args.sync, kSyncSchemes,
                   "Weight synchronization: ring (all-reduce, as NCCL does) or ps (a parameter server per "
                   "shard, the paper's model)");

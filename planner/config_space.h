@@ -16,9 +16,10 @@
 //     what they receive over several nodes' NICs. It divides the space by up to the
 //     device count, which is what makes 64-256 GPUs tractable;
 //  5. D and G are at least 1 and D is a multiple of G;
-//  6. on jobs of more than kNodeRunsUpToDevices devices (by default), a layer uses a block
-//     inside one node or the whole job, not a run of some of the nodes: a restriction
-//     (docs/planner.md) that keeps the search at 1024 GPUs within seconds.
+//  6. on jobs of more than kNodeRunsUpToDevices devices (by default), a layer on a run of
+//     some but not all of the nodes splits across them by samples only: its tiles per
+//     sample block (c*h*w degrees) divide G, so every sample block lies in one node. A
+//     restriction (docs/planner.md) that keeps the search at 1024 GPUs within seconds.
 #include <array>
 #include <vector>
 
@@ -31,9 +32,9 @@ namespace layerplan {
 
 enum class PlacementRule { kFirstBlock, kAlignedBlocks };
 
-// Rule 6: which runs of whole nodes a layer may use. kAuto is kAnyRun on jobs of up to
-// kNodeRunsUpToDevices devices and kOneOrAll above.
-enum class NodeRuns { kAuto, kAnyRun, kOneOrAll };
+// Rule 6: how a layer may split over a run of some of the nodes. kAuto is kAnySplit on
+// jobs of up to kNodeRunsUpToDevices devices and kBySamples above.
+enum class NodeRuns { kAuto, kAnySplit, kBySamples };
 inline constexpr int kNodeRunsUpToDevices = 256;
 
 struct SpaceOptions {
@@ -41,8 +42,8 @@ struct SpaceOptions {
   NodeRuns node_runs = NodeRuns::kAuto;
 };
 
-// Rules 3 and 6: whether the search considers `tiles` tiles on this job.
-bool allowed_tile_count(int tiles, int device_count, int gpus_per_node, const SpaceOptions& options);
+// Rules 3 and 6: whether the search considers these degrees on this job.
+bool allowed_degrees(const Degrees& degrees, int device_count, int gpus_per_node, const SpaceOptions& options);
 
 // Rule 3: whether `tiles` tiles can be placed on an aligned block of a job of
 // device_count GPUs in nodes of gpus_per_node.

@@ -227,7 +227,7 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
     if (inserted) {
       for (const Degrees& degrees : candidate_degrees(graph.layer(h), d, devices.gpus_per_node(), deadline)) {
         const int p = degrees.product();
-        if (!allowed_tile_count(p, d, devices.gpus_per_node(), space)) continue;
+        if (!allowed_degrees(degrees, d, devices.gpus_per_node(), space)) continue;
         const int64_t blocks = space.placement == PlacementRule::kFirstBlock ? 1 : d / p;
         it->second.first += blocks;
         it->second.second += blocks * p;

@@ -270,14 +270,20 @@ int64_t FactoredEdgeTraffic::more_boxes_sent(const Frame& f, size_t k, const Coo
 }
 
 template <bool kMoreBoxes, class Sink>
-void FactoredEdgeTraffic::receivers(const Frame& f, int begin, int end, Sink&& sink) const {
+void FactoredEdgeTraffic::receivers(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const {
   const Degrees& pd = f.producer.degrees;
   const Degrees& qd = f.consumer.degrees;
   const int qfirst = f.consumer.devices.front();
   const int local_offset = qfirst - f.producer.devices.front();  // producer tile on consumer tile 0's device
-  Coords q = tile_coords(qd, begin), p_local{};
-  const int first_local = begin + local_offset;
-  if (first_local >= 0 && first_local < f.producer.tiles()) p_local = tile_coords(pd, first_local);
+  if (at.tile != begin) {
+    at.own = tile_coords(qd, begin);
+    at.other = {};
+    const int first_local = begin + local_offset;
+    if (first_local >= 0 && first_local < f.producer.tiles()) at.other = tile_coords(pd, first_local);
+  }
+  Coords& q = at.own;
+  Coords& p_local = at.other;
+  at.tile = end;
   // The node of the current tile, advanced by counting rather than dividing per tile.
   auto k = static_cast<size_t>((qfirst + begin) / f.gpus_per_node);
   int left_in_node = f.gpus_per_node - (qfirst + begin) % f.gpus_per_node;
@@ -302,14 +308,20 @@ void FactoredEdgeTraffic::receivers(const Frame& f, int begin, int end, Sink&& s
 }
 
 template <bool kMoreBoxes, class Sink>
-void FactoredEdgeTraffic::senders(const Frame& f, int begin, int end, Sink&& sink) const {
+void FactoredEdgeTraffic::senders(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const {
   const Degrees& pd = f.producer.degrees;
   const Degrees& qd = f.consumer.degrees;
   const int pfirst = f.producer.devices.front();
   const int q_offset = pfirst - f.consumer.devices.front();
-  Coords p = tile_coords(pd, begin), q_local{};
-  const int first_local = begin + q_offset;
-  if (first_local >= 0 && first_local < f.consumer.tiles()) q_local = tile_coords(qd, first_local);
+  if (at.tile != begin) {
+    at.own = tile_coords(pd, begin);
+    at.other = {};
+    const int first_local = begin + q_offset;
+    if (first_local >= 0 && first_local < f.consumer.tiles()) at.other = tile_coords(qd, first_local);
+  }
+  Coords& p = at.own;
+  Coords& q_local = at.other;
+  at.tile = end;
   auto k = static_cast<size_t>((pfirst + begin) / f.gpus_per_node);
   int left_in_node = f.gpus_per_node - (pfirst + begin) % f.gpus_per_node;
   for (int t = begin; t < end; ++t, next_tile(pd, p)) {
@@ -334,16 +346,19 @@ void FactoredEdgeTraffic::senders(const Frame& f, int begin, int end, Sink&& sin
 
 template <bool kMoreBoxes>
 void FactoredEdgeTraffic::add_receivers(const Frame& f, EdgeTraffic& out) const {
-  receivers<kMoreBoxes>(f, 0, f.consumer.tiles(), [&](int dev, size_t k, int64_t intra, int64_t net, int64_t moved) {
-    out.intra_recv[static_cast<size_t>(dev)] = intra;
-    out.net_in[k] += net;
-    out.total += moved;
-  });
+  Cursor at;
+  receivers<kMoreBoxes>(f, 0, f.consumer.tiles(), at,
+                        [&](int dev, size_t k, int64_t intra, int64_t net, int64_t moved) {
+                          out.intra_recv[static_cast<size_t>(dev)] = intra;
+                          out.net_in[k] += net;
+                          out.total += moved;
+                        });
 }
 
 template <bool kMoreBoxes>
 void FactoredEdgeTraffic::add_senders(const Frame& f, EdgeTraffic& out) const {
-  senders<kMoreBoxes>(f, 0, f.producer.tiles(), [&](int dev, size_t k, int64_t intra, int64_t net) {
+  Cursor at;
+  senders<kMoreBoxes>(f, 0, f.producer.tiles(), at, [&](int dev, size_t k, int64_t intra, int64_t net) {
     out.intra_send[static_cast<size_t>(dev)] = intra;
     out.net_out[k] += net;
   });
@@ -404,24 +419,23 @@ Cover cover(const Configuration& c, int k, int g) {
 // elements, the same on both sides when both have equal tile counts, or when only one
 // side is on the node. So the class of a node is which sides fully cover it and its first
 // tile modulo the period; a node covered in part is a class of its own.
-int FactoredEdgeTraffic::node_class(const Frame& f, int k) const {
+FactoredEdgeTraffic::Periods FactoredEdgeTraffic::node_periods(const Frame& f) {
+  if (f.producer.devices.front() != 0 || f.consumer.devices.front() != 0 || !f.dim[0]->translates) return {};
   const int g = f.gpus_per_node;
-  if (f.producer.devices.front() != 0 || f.consumer.devices.front() != 0 || !f.dim[0]->translates) return -1;
-  const Cover pc = cover(f.producer, k, g), qc = cover(f.consumer, k, g);
-  if (pc == Cover::kPartial || qc == Cover::kPartial) return -1;
   const int p_block = f.producer.tiles() / f.producer.degrees[0];
   const int q_block = f.consumer.tiles() / f.consumer.degrees[0];
-  int period = g, kind = 0;
-  if (pc == Cover::kFull && qc == Cover::kFull) {
-    if (f.producer.tiles() != f.consumer.tiles()) return -1;
-    period = std::lcm(period, std::lcm(p_block, q_block));
-  } else if (pc == Cover::kFull) {
-    period = std::lcm(period, p_block), kind = 1;
-  } else {
-    period = std::lcm(period, q_block), kind = 2;
-  }
-  const int nodes = devices_.nodes();
-  return kind * nodes + (k * g % period) / g;
+  const int both = f.producer.tiles() == f.consumer.tiles() ? std::lcm(g, std::lcm(p_block, q_block)) : 0;
+  return {both, std::lcm(g, p_block), std::lcm(g, q_block)};
+}
+
+int FactoredEdgeTraffic::node_class(const Frame& f, const Periods& periods, int k) const {
+  const int g = f.gpus_per_node;
+  const Cover pc = cover(f.producer, k, g), qc = cover(f.consumer, k, g);
+  if (pc == Cover::kPartial || qc == Cover::kPartial) return -1;
+  const int kind = pc == Cover::kFull ? (qc == Cover::kFull ? 0 : 1) : 2;
+  const int period = periods[static_cast<size_t>(kind)];
+  if (period == 0) return -1;
+  return kind * devices_.nodes() + (k * g % period) / g;
 }
 
 template <bool kMoreBoxes>
@@ -436,8 +450,10 @@ void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
   const int pfirst = f.producer.devices.front(), qfirst = f.consumer.devices.front();
   const int first_node = std::min(pfirst, qfirst) / g;
   const int last_node = (std::max(pfirst + f.producer.tiles(), qfirst + f.consumer.tiles()) - 1) / g;
+  const Periods periods = node_periods(f);
+  Cursor q_at, p_at;
   for (int k = first_node; k <= last_node; ++k) {
-    const int c = node_class(f, k);
+    const int c = node_class(f, periods, k);
     if (c >= 0 && class_stamp_[static_cast<size_t>(c)] == stamp_) {
       out.total += class_total_[static_cast<size_t>(c)];
       continue;
@@ -445,14 +461,14 @@ void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
     int64_t net_in = 0, net_out = 0, total = 0;
     const int qb = std::clamp(k * g - qfirst, 0, f.consumer.tiles());
     const int qe = std::clamp((k + 1) * g - qfirst, 0, f.consumer.tiles());
-    receivers<kMoreBoxes>(f, qb, qe, [&](int, size_t, int64_t intra, int64_t net, int64_t moved) {
+    receivers<kMoreBoxes>(f, qb, qe, q_at, [&](int, size_t, int64_t intra, int64_t net, int64_t moved) {
       out.busiest_device = std::max(out.busiest_device, intra);
       net_in += net;
       total += moved;
     });
     const int pb = std::clamp(k * g - pfirst, 0, f.producer.tiles());
     const int pe = std::clamp((k + 1) * g - pfirst, 0, f.producer.tiles());
-    senders<kMoreBoxes>(f, pb, pe, [&](int, size_t, int64_t intra, int64_t net) {
+    senders<kMoreBoxes>(f, pb, pe, p_at, [&](int, size_t, int64_t intra, int64_t net) {
       out.busiest_device = std::max(out.busiest_device, intra);
       net_out += net;
     });

@@ -70,7 +70,7 @@ class FactoredEdgeTraffic {
   bool compute(const Configuration& producer, const Configuration& consumer_config, EdgeTraffic& out);
   // summarize() of what compute() fills, without per-device arrays, and visiting one node of
   // each class of nodes whose traffic is the same up to a shift along the samples (see
-  // busiest_by_node_class()); false where compute() is.
+  // node_periods()); false where compute() is.
   bool summary(const Configuration& producer, const Configuration& consumer_config, TrafficSummary& out);
 
  private:
@@ -143,11 +143,18 @@ class FactoredEdgeTraffic {
   // its node's producer tiles hold comes over intra-node links, the rest over the network.
   // kMoreBoxes: some node holds its tiles as more than one box. Compiled separately so that
   // the common case (always so for powers of two) runs the single-box loop alone.
+  // Where a visit of one side's tiles stopped: the next tile, its coordinates and those of
+  // the other side's tile on the same device, so that a visit of the next tiles goes on
+  // without recomputing them.
+  struct Cursor {
+    int tile = -1;
+    Coords own{}, other{};
+  };
   // Both visit tiles [begin, end) of their side and hand each tile's figures to `sink`.
   template <bool kMoreBoxes, class Sink>
-  void receivers(const Frame& f, int begin, int end, Sink&& sink) const;
+  void receivers(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const;
   template <bool kMoreBoxes, class Sink>
-  void senders(const Frame& f, int begin, int end, Sink&& sink) const;
+  void senders(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const;
   template <bool kMoreBoxes>
   void add_receivers(const Frame& f, EdgeTraffic& out) const;
   // Senders: each producer tile sends its overlap with every consumer region, minus its
@@ -158,8 +165,12 @@ class FactoredEdgeTraffic {
   // producer tile p shares with the regions of node k's further consumer boxes.
   template <bool kMoreBoxes>
   void summarize_nodes(const Frame& f, TrafficSummary& out);
+  // The period, in tiles, of nodes that both sides cover, only the producer, only the consumer
+  // covers; all 0 when no two nodes are alike.
+  using Periods = std::array<int, 3>;
+  static Periods node_periods(const Frame& f);
   // Node k's class (an index below 3 * nodes), or -1 when it is a class of its own.
-  int node_class(const Frame& f, int k) const;
+  int node_class(const Frame& f, const Periods& periods, int k) const;
   static int64_t more_boxes_received(const Frame& f, size_t k, const Coords& q);
   static int64_t more_boxes_sent(const Frame& f, size_t k, const Coords& p);
 

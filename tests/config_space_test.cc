@@ -354,39 +354,40 @@ TEST(PlaceableTileCount, DivisorsOfANodeOrMultiplesOfANodeThatDivideTheJob) {
   EXPECT_FALSE(layerplan::placeable_tile_count(0, 4, 4));
 }
 
-// Rule 6: above 256 GPUs (by default) a layer uses one node's GPUs or every node, never a run
-// of some of the nodes; up to 256, and with NodeRuns::kAnyRun, every placeable count.
-TEST(AllowedTileCount, AboveTwoHundredFiftySixGpusOneNodeOrTheWholeJob) {
-  auto allowed = [](int devices, int per_node, NodeRuns runs) {
-    std::vector<int> out;
-    for (int p = 1; p <= devices; ++p) {
-      if (layerplan::allowed_tile_count(p, devices, per_node, SpaceOptions{PlacementRule::kFirstBlock, runs}))
-        out.push_back(p);
-    }
-    return out;
+// Rule 6: above 256 GPUs (by default) a layer on a run of some but not all nodes splits
+// across them by samples only; one node's GPUs and the whole job keep every split; up to
+// 256, and with NodeRuns::kAnySplit, every placeable count and split.
+TEST(AllowedDegrees, AboveTwoHundredFiftySixGpusRunsOfNodesSplitBySamples) {
+  auto allowed = [](Degrees d, int devices, int per_node, NodeRuns runs) {
+    return layerplan::allowed_degrees(d, devices, per_node, SpaceOptions{PlacementRule::kFirstBlock, runs});
   };
-  EXPECT_THAT(allowed(1024, 8, NodeRuns::kAuto), ElementsAre(1, 2, 4, 8, 1024));
-  EXPECT_THAT(allowed(1024, 8, NodeRuns::kAnyRun), ElementsAre(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024));
-  EXPECT_THAT(allowed(256, 8, NodeRuns::kAuto), ElementsAre(1, 2, 4, 8, 16, 32, 64, 128, 256));
-  EXPECT_THAT(allowed(16, 4, NodeRuns::kOneOrAll), ElementsAre(1, 2, 4, 16));
-  EXPECT_THAT(allowed(12, 4, NodeRuns::kOneOrAll), ElementsAre(1, 2, 4, 12));
-  // Not placeable stays not allowed.
-  EXPECT_THAT(allowed(384, 8, NodeRuns::kAuto), ElementsAre(1, 2, 4, 8, 384));
+  EXPECT_TRUE(allowed(Degrees{{64, 8, 1, 1}}, 1024, 8, NodeRuns::kAuto));    // 512: c8 inside a node
+  EXPECT_TRUE(allowed(Degrees{{64, 4, 1, 2}}, 1024, 8, NodeRuns::kAuto));    // 512: c4 w2
+  EXPECT_FALSE(allowed(Degrees{{32, 16, 1, 1}}, 1024, 8, NodeRuns::kAuto));  // 512: c16 spans nodes
+  EXPECT_TRUE(allowed(Degrees{{32, 16, 1, 1}}, 1024, 8, NodeRuns::kAnySplit));
+  EXPECT_TRUE(allowed(Degrees{{1, 1024, 1, 1}}, 1024, 8, NodeRuns::kAuto));  // the whole job
+  EXPECT_TRUE(allowed(Degrees{{1, 2, 2, 2}}, 1024, 8, NodeRuns::kAuto));     // one node
+  EXPECT_TRUE(allowed(Degrees{{1, 16, 1, 1}}, 256, 8, NodeRuns::kAuto));     // up to 256: any
+  EXPECT_FALSE(allowed(Degrees{{1, 16, 1, 1}}, 32, 8, NodeRuns::kBySamples));
+  EXPECT_TRUE(allowed(Degrees{{2, 8, 1, 1}}, 32, 8, NodeRuns::kBySamples));
+  EXPECT_FALSE(allowed(Degrees{{3, 1, 1, 1}}, 12, 4, NodeRuns::kAuto));  // not placeable (rule 3)
 }
 
-TEST(EnumerateConfigurations, ResNetConvOn1024GpusKeepsOnlyOneNodeOrAllDevices) {
+TEST(EnumerateConfigurations, ConvOn1024GpusSplitsRunsOfNodesBySamplesOnly) {
   ModelGraph g("conv");
   const int x = g.input("x", shape(1024, 64, 56, 56));
   const int conv = g.conv2d("conv", x, 64, Window::square(3, 1, 1), false);
   const auto configs = enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{});
-  const auto every_run =
-      enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{PlacementRule::kFirstBlock, NodeRuns::kAnyRun});
+  const auto every_split =
+      enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{PlacementRule::kFirstBlock, NodeRuns::kAnySplit});
   ASSERT_FALSE(configs.empty());
-  EXPECT_LT(configs.size(), every_run.size());
+  EXPECT_LT(configs.size(), every_split.size());
   size_t kept = 0;
-  for (const Configuration& c : every_run) kept += c.tiles() <= 8 || c.tiles() == 1024 ? 1 : 0;
+  for (const Configuration& c : every_split) {
+    const int per_sample = c.tiles() / c.degrees[0];
+    kept += c.tiles() <= 8 || c.tiles() == 1024 || 8 % per_sample == 0 ? 1 : 0;
+  }
   EXPECT_EQ(configs.size(), kept);
-  for (const Configuration& c : configs) EXPECT_TRUE(c.tiles() <= 8 || c.tiles() == 1024) << c.str();
 }
 
 // An extent of 576 = 2^6 x 3^2 along every dimension: divisibility prunes nothing.
