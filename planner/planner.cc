@@ -1,5 +1,7 @@
 #include "planner/planner.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -106,6 +108,9 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
     const CostGraph costs =
         build_cost_graph(model, out.units, options.share_tables, deadline, &plan.memory.shared_tables);
     plan.memory.cost_tables = cost_graph_bytes(costs);
+    // The memo and the tables' temporary copies are freed now; hand their pages back before
+    // the elimination allocates, or they stay resident beside its tables.
+    malloc_trim(0);
     plan.memory.edge_pricing = model.pricing_bytes_peak();
     plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
     SearchOptions search{deadline.at(), options.naive_search, options.clock, std::nullopt};
