@@ -211,6 +211,21 @@ int64_t pricing_bound(const DeviceGraph& devices, int64_t most_configs) {
   return FactoredEdgeTraffic::kDenseBudgetBytes + tables + boxes;
 }
 
+// Configurations and device ids of one unit from its degree vectors alone.
+std::pair<int64_t, int64_t> count_configurations(const Layer& head, const DeviceGraph& devices,
+                                                 const SpaceOptions& space, Deadline& deadline) {
+  std::pair<int64_t, int64_t> count{0, 0};
+  const int d = devices.device_count();
+  for (const Degrees& degrees : candidate_degrees(head, d, devices.gpus_per_node(), deadline)) {
+    if (!allowed_degrees(degrees, d, devices.gpus_per_node(), space)) continue;
+    const int p = degrees.product();
+    const int64_t blocks = space.placement == PlacementRule::kFirstBlock ? 1 : d / p;
+    count.first += blocks;
+    count.second += blocks * p;
+  }
+  return count;
+}
+
 }  // namespace
 
 SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& units, const DeviceGraph& devices,
@@ -220,19 +235,10 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
   std::vector<int64_t> configs;
   std::vector<std::string> unit_key;
   SearchSize size;
-  const int d = devices.device_count();
   for (int h : units.head) {
     unit_key.push_back(space_signature(graph.layer(h)));
     const auto [it, inserted] = counted.try_emplace(unit_key.back());
-    if (inserted) {
-      for (const Degrees& degrees : candidate_degrees(graph.layer(h), d, devices.gpus_per_node(), deadline)) {
-        const int p = degrees.product();
-        if (!allowed_degrees(degrees, d, devices.gpus_per_node(), space)) continue;
-        const int64_t blocks = space.placement == PlacementRule::kFirstBlock ? 1 : d / p;
-        it->second.first += blocks;
-        it->second.second += blocks * p;
-      }
-    }
+    if (inserted) it->second = count_configurations(graph.layer(h), devices, space, deadline);
     configs.push_back(it->second.first);
     size.configurations += it->second.first;
     size.device_ids += it->second.second;

@@ -440,11 +440,12 @@ int FactoredEdgeTraffic::node_class(const Frame& f, const Periods& periods, int 
 
 template <bool kMoreBoxes>
 void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
-  const int g = f.gpus_per_node, nodes = devices_.nodes();
-  if (class_stamp_.size() != static_cast<size_t>(3 * nodes)) {
-    class_stamp_.assign(static_cast<size_t>(3 * nodes), -1);
-    class_total_.assign(static_cast<size_t>(3 * nodes), 0);
-    bytes_ += 2 * 3 * nodes * static_cast<int64_t>(sizeof(int64_t));
+  const int g = f.gpus_per_node;
+  const size_t classes = size_t{3} * static_cast<size_t>(devices_.nodes());
+  if (class_stamp_.size() != classes) {
+    class_stamp_.assign(classes, -1);
+    class_total_.assign(classes, 0);
+    bytes_ += static_cast<int64_t>(2 * classes * sizeof(int64_t));
   }
   ++stamp_;
   const int pfirst = f.producer.devices.front(), qfirst = f.consumer.devices.front();
