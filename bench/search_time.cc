@@ -7,12 +7,17 @@
 //                           [--naive-budget S]
 //
 // Each GPU count is run with each GPUs-per-node value that divides it (12 GPUs: 3 x 4).
+// "counted MB" is the planner's own count of its peak (Plan::memory); "measured MB" the
+// process's peak resident memory during the row minus its resident memory before it (the
+// peak is reset through /proc/self/clear_refs and freed memory trimmed before each row).
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,6 +54,22 @@ Timing time_plan(const ModelGraph& g, const DeviceGraph& d, const PlanOptions& o
   std::sort(seconds.begin(), seconds.end());
   t.median_s = seconds[seconds.size() / 2];
   return t;
+}
+
+// A field of /proc/self/status in kB (VmRSS, VmHWM), or -1.
+long status_kb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
+  }
+  return -1;
+}
+
+// Starts a measurement of peak resident memory; returns the resident kB now.
+long reset_peak_rss_kb() {
+  malloc_trim(0);
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM to VmRSS (Linux 4.0+)
+  return status_kb("VmRSS");
 }
 
 long max_rss_kb() {
@@ -130,15 +151,18 @@ bool time_row(const BenchArgs& args, const std::string& name, int gpus, int per_
   const DeviceGraph devices = build_device_graph(spec);
   const ModelGraph graph = build_zoo_model(name, 32LL * gpus);
   const int reps = gpus >= 256 ? std::max(1, args.repeats / 3) : args.repeats;
+  const long rss_before_kb = reset_peak_rss_kb();
   const Timing fast = time_plan(graph, devices, {}, reps);
+  const double measured_mb = static_cast<double>(status_kb("VmHWM") - rss_before_kb) / 1e3;
   int max_configs = 0;
   for (int c : fast.plan.space_sizes) max_configs = std::max(max_configs, c);
   std::string naive_ms, ratio;
   if (!naive_columns(graph, devices, fast, args.naive_budget, naive_ms, ratio)) return false;
-  std::printf("%-13s %5d %5d %8d %11.1f %11.1f %10.1f %9.1f %12s %9s\n", name.c_str(), gpus, per_node, max_configs,
-              fast.median_s * 1e3, (fast.plan.search_s - fast.plan.tables_s) * 1e3,
+  std::printf("%-13s %5d %5d %8d %11.1f %11.1f %10.1f %10.1f %11.1f %9.1f %12s %9s%s\n", name.c_str(), gpus, per_node,
+              max_configs, fast.median_s * 1e3, (fast.plan.search_s - fast.plan.tables_s) * 1e3,
               static_cast<double>(fast.plan.search_stats.table_bytes_peak) / 1e6,
-              static_cast<double>(max_rss_kb()) / 1e3, naive_ms.c_str(), ratio.c_str());
+              static_cast<double>(fast.plan.search_memory.peak()) / 1e6, measured_mb, static_cast<double>(max_rss_kb()) / 1e3,
+              naive_ms.c_str(), ratio.c_str(), fast.plan.fell_back() ? "  fell back" : "");
   std::fflush(stdout);
   return true;
 }
@@ -148,8 +172,8 @@ bool time_row(const BenchArgs& args, const std::string& name, int gpus, int per_
 int main(int argc, char** argv) {
   BenchArgs args;
   if (!parse_args(argc, argv, args)) return 2;
-  std::printf("%-13s %5s %5s %8s %11s %11s %10s %9s %12s %9s\n", "model", "gpus", "/node", "configs", "plan ms",
-              "search ms", "tables MB", "RSS MB", "naive ms", "speedup");
+  std::printf("%-13s %5s %5s %8s %11s %11s %10s %10s %11s %9s %12s %9s\n", "model", "gpus", "/node", "configs",
+              "plan ms", "search ms", "tables MB", "counted MB", "measured MB", "RSS MB", "naive ms", "speedup");
   for (const std::string& name : args.models) {
     for (int gpus : args.gpu_counts) {
       for (int per_node : args.per_node_counts) {

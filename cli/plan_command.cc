@@ -24,6 +24,8 @@ const OptionWords<Precision> kPrecisions = {
     {"fp32", Precision::kFp32}, {"tf32", Precision::kTf32}, {"bf16", Precision::kBf16}};
 const OptionWords<PlacementRule> kPlacements = {{"first-block", PlacementRule::kFirstBlock},
                                                 {"aligned-blocks", PlacementRule::kAlignedBlocks}};
+const OptionWords<NodeRuns> kNodeRuns = {
+    {"auto", NodeRuns::kAuto}, {"any", NodeRuns::kAnySplit}, {"by-samples", NodeRuns::kBySamples}};
 const OptionWords<SyncScheme> kSyncSchemes = {{"ring", SyncScheme::kRingAllReduce},
                                               {"ps", SyncScheme::kParameterServer}};
 const OptionWords<bool> kOnOff = {{"on", true}, {"off", false}};
@@ -76,6 +78,9 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   add_cluster_flags(cmd, args);
   add_word_option(&cmd, "--placement", args.placement, kPlacements,
                   "Device blocks per tile count: first-block or aligned-blocks");
+  add_word_option(&cmd, "--node-runs", args.node_runs, kNodeRuns,
+                  "How a layer on some but not all nodes may split: any, by-samples (across nodes by samples "
+                  "only) or auto (any up to 256 GPUs, by-samples above; the default)");
   add_word_option(&cmd, "--sync", args.sync, kSyncSchemes,
                   "Weight synchronization: ring (all-reduce, as NCCL does) or ps (a parameter server per "
                   "shard, the paper's model)");
@@ -179,6 +184,7 @@ int run_plan_command(const PlanCommandArgs& args) {
   require(batch >= 1, "--batch " + std::to_string(batch) + ": expected 1 or more");
   PlanOptions options;
   options.space.placement = args.placement;
+  options.space.node_runs = args.node_runs;
   options.time_budget_s = args.time_budget_s;
   options.sync = args.sync;
   options.overlap = args.overlap;

@@ -29,6 +29,7 @@ struct PlanCommandArgs {
   std::optional<double> memory_reserve_gib;
   std::optional<std::string> cluster_file;
   PlacementRule placement = PlacementRule::kFirstBlock;
+  NodeRuns node_runs = NodeRuns::kAuto;
   SyncScheme sync = SyncScheme::kRingAllReduce;
   bool overlap = true;  // --overlap on|off
   std::optional<double> time_budget_s;

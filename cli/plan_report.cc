@@ -93,6 +93,14 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
       "%d conditioned, %.1f MB of tables\n",
       plan.search_s, plan.tables_s, st.node_eliminations, st.edge_eliminations, st.remaining_nodes,
       st.conditioned_nodes, mb(st.table_bytes_peak));
+  const PlannerMemory& m = plan.search_memory;
+  if (m.configurations > 0) {
+    out << format(
+        "search memory: %.1f MB at the peak (configurations %.1f, cost tables %.1f, shared tables %.1f, edge "
+        "pricing %.1f, elimination %.1f; estimated %.1f before)\n",
+        mb(m.peak()), mb(m.configurations), mb(m.cost_tables), mb(m.shared_tables), mb(m.edge_pricing),
+        mb(m.elimination), mb(m.estimated));
+  }
   if (!plan.note.empty()) out << "note: " << plan.note << "\n";
   if (!plan.warning.empty()) out << "warning: " << plan.warning << "\n";
 }

@@ -14,6 +14,15 @@ bool placeable_tile_count(int tiles, int device_count, int gpus_per_node) {
   return gpus_per_node % tiles == 0 || (tiles % gpus_per_node == 0 && device_count % tiles == 0);
 }
 
+bool allowed_degrees(const Degrees& degrees, int device_count, int gpus_per_node, const SpaceOptions& options) {
+  const int tiles = degrees.product();
+  if (!placeable_tile_count(tiles, device_count, gpus_per_node)) return false;
+  const bool by_samples = options.node_runs == NodeRuns::kBySamples ||
+                          (options.node_runs == NodeRuns::kAuto && device_count > kNodeRunsUpToDevices);
+  if (!by_samples || tiles <= gpus_per_node || tiles == device_count) return true;
+  return gpus_per_node % (tiles / degrees[0]) == 0;  // every sample block inside one node
+}
+
 std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int gpus_per_node) {
   Deadline never;
   return candidate_degrees(layer, device_count, gpus_per_node, never);
@@ -74,6 +83,7 @@ std::vector<Configuration> enumerate_configurations(const Layer& layer, int devi
   std::vector<Configuration> out;
   for (const Degrees& degrees : candidate_degrees(layer, device_count, gpus_per_node, deadline)) {
     const int p = degrees.product();
+    if (!allowed_degrees(degrees, device_count, gpus_per_node, options)) continue;
     const int blocks = options.placement == PlacementRule::kFirstBlock ? 1 : device_count / p;
     for (int block = 0; block < blocks; ++block) {
       deadline.charge(p);

@@ -15,7 +15,11 @@
 //     on fewer devices than the job may do better on different blocks, e.g. to spread
 //     what they receive over several nodes' NICs. It divides the space by up to the
 //     device count, which is what makes 64-256 GPUs tractable;
-//  5. D and G are at least 1 and D is a multiple of G.
+//  5. D and G are at least 1 and D is a multiple of G;
+//  6. on jobs of more than kNodeRunsUpToDevices devices (by default), a layer on a run of
+//     some but not all of the nodes splits across them by samples only: its tiles per
+//     sample block (c*h*w degrees) divide G, so every sample block lies in one node. A
+//     restriction (docs/planner.md) that keeps the search at 1024 GPUs within seconds.
 #include <array>
 #include <vector>
 
@@ -28,9 +32,18 @@ namespace layerplan {
 
 enum class PlacementRule { kFirstBlock, kAlignedBlocks };
 
+// Rule 6: how a layer may split over a run of some of the nodes. kAuto is kAnySplit on
+// jobs of up to kNodeRunsUpToDevices devices and kBySamples above.
+enum class NodeRuns { kAuto, kAnySplit, kBySamples };
+inline constexpr int kNodeRunsUpToDevices = 256;
+
 struct SpaceOptions {
   PlacementRule placement = PlacementRule::kFirstBlock;
+  NodeRuns node_runs = NodeRuns::kAuto;
 };
+
+// Rules 3 and 6: whether the search considers these degrees on this job.
+bool allowed_degrees(const Degrees& degrees, int device_count, int gpus_per_node, const SpaceOptions& options);
 
 // Rule 3: whether `tiles` tiles can be placed on an aligned block of a job of
 // device_count GPUs in nodes of gpus_per_node.
@@ -48,7 +61,7 @@ std::vector<Degrees> candidate_degrees(const Layer& layer, int device_count, int
 // at least 1 and device_count is a multiple of gpus_per_node.
 void require_job_shape(int device_count, int gpus_per_node);
 
-// Rules 1-4. Throws UsageError as require_job_shape does.
+// Rules 1-4 and 6. Throws UsageError as require_job_shape does.
 std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,
                                                     const SpaceOptions& options);
 std::vector<Configuration> enumerate_configurations(const Layer& layer, int device_count, int gpus_per_node,

@@ -281,25 +281,27 @@ TransferCost CostModel::transfer(const Layer& consumer, int slot, const Configur
   if (same_sample_split(producer, consumer_config)) return {};
   if (!uniform_intra_) return transfer_over_pair_links(consumer, slot, producer, consumer_config);
   if (!factored_ || factored_->consumer_id() != consumer.id || factored_->slot() != slot) {
+    pricing_bytes_peak_ = pricing_bytes_peak();
+    factored_.reset();  // before the next edge's tables, so the two never coexist
     factored_ = std::make_unique<FactoredEdgeTraffic>(graph_, consumer, slot, devices_);
   }
-  if (!factored_->compute(producer, consumer_config, traffic_)) {
+  TrafficSummary summary;
+  if (!factored_->summary(producer, consumer_config, summary)) {
     edge_traffic_by_pairs(graph_, consumer, slot, producer, consumer_config, devices_, traffic_);
+    summary = summarize(traffic_);
   }
-  return price_traffic(traffic_);
+  return price_traffic(summary);
 }
 
-TransferCost CostModel::price_traffic(const EdgeTraffic& traffic) const {
+int64_t CostModel::pricing_bytes_peak() const {
+  return std::max(pricing_bytes_peak_, factored_ ? factored_->bytes() : int64_t{0});
+}
+
+TransferCost CostModel::price_traffic(const TrafficSummary& traffic) const {
   TransferCost cost;
   if (traffic.total == 0) return cost;
   const Link& intra = devices_.intra_link(0, devices_.gpus_per_node() > 1 ? 1 : 0);
-  int64_t busiest_device = 0, busiest_node = 0;
-  for (size_t d = 0; d < traffic.intra_send.size(); ++d) {
-    busiest_device = std::max({busiest_device, traffic.intra_send[d], traffic.intra_recv[d]});
-  }
-  for (size_t k = 0; k < traffic.net_out.size(); ++k) {
-    busiest_node = std::max({busiest_node, traffic.net_out[k], traffic.net_in[k]});
-  }
+  const int64_t busiest_device = traffic.busiest_device, busiest_node = traffic.busiest_node;
   const auto b = static_cast<double>(element_bytes_);
   const double slowest =
       std::max(busiest_device > 0 ? static_cast<double>(busiest_device) * b / intra.bandwidth : 0.0,

@@ -85,6 +85,9 @@ class CostModel {
   TransferCost transfer(const Layer& consumer, int slot, const Configuration& producer,
                         const Configuration& consumer_config) const;
 
+  // The most bytes the per-edge pricing tables have held at once (docs/planner.md §8).
+  int64_t pricing_bytes_peak() const;
+
   const ModelGraph& graph() const { return graph_; }
   const DeviceGraph& devices() const { return devices_; }
 
@@ -106,7 +109,7 @@ class CostModel {
 
  private:
   double roofline(double flops, double bytes, int kernels) const;
-  TransferCost price_traffic(const EdgeTraffic& traffic) const;
+  TransferCost price_traffic(const TrafficSummary& traffic) const;
   double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   CollectiveGroup collective_group(const std::vector<int>& devices, const std::vector<int>& network_users) const;
@@ -127,6 +130,7 @@ class CostModel {
   // The factored traffic of the edge priced last: cost tables price one edge's pairs in a
   // row, and keeping one edge's per-dimension tables bounds their memory.
   mutable std::unique_ptr<FactoredEdgeTraffic> factored_;
+  mutable int64_t pricing_bytes_peak_ = 0;  // of the edges priced before the current one
   mutable std::vector<double> send_s_, recv_s_, net_out_, net_in_;
 };
 

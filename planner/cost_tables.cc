@@ -91,6 +91,7 @@ class CostGraphBuilder {
   }
 
   CostGraph take() { return std::move(costs_); }
+  int64_t memo_bytes() const { return memo_bytes_; }
 
  private:
   size_t unit(int layer) const { return static_cast<size_t>(units_.unit_of_layer[static_cast<size_t>(layer)]); }
@@ -127,7 +128,11 @@ class CostGraphBuilder {
   }
 
   std::vector<double> remember(std::string key, std::vector<double> table) {
-    if (share_tables_) memo_.emplace(std::move(key), table);
+    if (share_tables_) {
+      constexpr int64_t kMapNode = 64;  // the map's node, bucket and string header, about
+      memo_bytes_ += kMapNode + static_cast<int64_t>(key.capacity() + table.size() * sizeof(double));
+      memo_.emplace(std::move(key), table);
+    }
     return table;
   }
 
@@ -138,6 +143,7 @@ class CostGraphBuilder {
   CostGraph costs_;
   std::vector<std::string> unit_key_;
   std::unordered_map<std::string, std::vector<double>> memo_;
+  int64_t memo_bytes_ = 0;
 };
 
 }  // namespace
@@ -187,8 +193,40 @@ int64_t SearchSize::bytes() const {
   constexpr int64_t kEntry = sizeof(double);
   const int64_t configs =
       configurations * static_cast<int64_t>(sizeof(Configuration)) + device_ids * static_cast<int64_t>(sizeof(int));
-  return configs + kEntry * (node_entries + edge_entries + shared_entries + working_entries);
+  return configs + pricing_bytes + kEntry * (node_entries + edge_entries + shared_entries + working_entries);
 }
+
+namespace {
+
+// What one FactoredEdgeTraffic can hold on `devices`: its dense prefix sums up to their
+// budget, per dimension and pair of degrees (divisors of D) five arrays of up to D + 1
+// entries, and the node boxes of both sides' configurations.
+int64_t pricing_bound(const DeviceGraph& devices, int64_t most_configs) {
+  constexpr int64_t kTableHeader = 256, kMapNode = 64;
+  const int64_t d = devices.device_count(), nodes = devices.nodes();
+  int64_t divisors = 0;
+  for (int64_t v = 1; v <= d; ++v) divisors += d % v == 0 ? 1 : 0;
+  const int64_t tables = kNumDims * divisors * divisors * (kTableHeader + 5 * (d + 1) * int64_t{sizeof(int64_t)});
+  const int64_t boxes = 2 * most_configs * (kMapNode + kTableHeader + nodes * (1 + 2 * 4 * kNumDims + 4));
+  return FactoredEdgeTraffic::kDenseBudgetBytes + tables + boxes;
+}
+
+// Configurations and device ids of one unit from its degree vectors alone.
+std::pair<int64_t, int64_t> count_configurations(const Layer& head, const DeviceGraph& devices,
+                                                 const SpaceOptions& space, Deadline& deadline) {
+  std::pair<int64_t, int64_t> count{0, 0};
+  const int d = devices.device_count();
+  for (const Degrees& degrees : candidate_degrees(head, d, devices.gpus_per_node(), deadline)) {
+    if (!allowed_degrees(degrees, d, devices.gpus_per_node(), space)) continue;
+    const int p = degrees.product();
+    const int64_t blocks = space.placement == PlacementRule::kFirstBlock ? 1 : d / p;
+    count.first += blocks;
+    count.second += blocks * p;
+  }
+  return count;
+}
+
+}  // namespace
 
 SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& units, const DeviceGraph& devices,
                                 const SpaceOptions& space, bool share_tables, Deadline& deadline) {
@@ -197,22 +235,15 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
   std::vector<int64_t> configs;
   std::vector<std::string> unit_key;
   SearchSize size;
-  const int d = devices.device_count();
   for (int h : units.head) {
     unit_key.push_back(space_signature(graph.layer(h)));
     const auto [it, inserted] = counted.try_emplace(unit_key.back());
-    if (inserted) {
-      for (const Degrees& degrees : candidate_degrees(graph.layer(h), d, devices.gpus_per_node(), deadline)) {
-        const int p = degrees.product();
-        const int64_t blocks = space.placement == PlacementRule::kFirstBlock ? 1 : d / p;
-        it->second.first += blocks;
-        it->second.second += blocks * p;
-      }
-    }
+    if (inserted) it->second = count_configurations(graph.layer(h), devices, space, deadline);
     configs.push_back(it->second.first);
     size.configurations += it->second.first;
     size.device_ids += it->second.second;
   }
+  size.pricing_bytes = pricing_bound(devices, configs.empty() ? 0 : *std::max_element(configs.begin(), configs.end()));
   std::unordered_set<std::string> keys;
   std::unordered_set<int64_t> unit_pairs;
   for (const Layer& l : graph.layers()) {
@@ -234,10 +265,29 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
   return size;
 }
 
-CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline) {
+CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline,
+                           int64_t* memo_bytes) {
   CostGraphBuilder builder(model, units, share_tables, deadline);
   for (const Layer& l : model.graph().layers()) builder.add_layer(l);
+  if (memo_bytes) *memo_bytes = builder.memo_bytes();
   return builder.take();
+}
+
+int64_t configuration_bytes(const SearchUnits& units) {
+  auto bytes = static_cast<int64_t>(units.space.capacity() * sizeof(std::vector<Configuration>));
+  for (const std::vector<Configuration>& configs : units.space) {
+    bytes += static_cast<int64_t>(configs.capacity() * sizeof(Configuration));
+    for (const Configuration& c : configs) bytes += static_cast<int64_t>(c.devices.capacity() * sizeof(int));
+  }
+  return bytes;
+}
+
+int64_t cost_graph_bytes(const CostGraph& graph) {
+  auto bytes = static_cast<int64_t>(graph.node_cost.capacity() * sizeof(std::vector<double>) +
+                                    graph.edges.capacity() * sizeof(CostEdge));
+  for (const std::vector<double>& n : graph.node_cost) bytes += static_cast<int64_t>(n.capacity() * sizeof(double));
+  for (const CostEdge& e : graph.edges) bytes += static_cast<int64_t>(e.cost.capacity() * sizeof(double));
+  return bytes;
 }
 
 }  // namespace layerplan

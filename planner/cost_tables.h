@@ -42,6 +42,7 @@ struct SearchSize {
   int64_t edge_entries = 0;     // of the cost graph's edge tables, one per (unit head, input slot)
   int64_t shared_entries = 0;   // of the distinct edge tables that `share_tables` remembers
   int64_t working_entries = 0;  // of the search's working copy: parallel edges summed into one
+  int64_t pricing_bytes = 0;    // a bound on one edge's overlap tables and node boxes (edge_traffic.h)
 
   int64_t bytes() const;
 };
@@ -53,6 +54,12 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
 // `share_tables`, layers and edges of equal geometry (ResNet's and Inception's repeated
 // blocks, the inputs of a wide concat or add) share one computed table. Charges
 // `deadline` for every entry (it throws DeadlinePassed when it has passed).
-CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline);
+// `memo_bytes`, when given, receives the bytes the memo of shared tables held at the end.
+CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline,
+                           int64_t* memo_bytes = nullptr);
+
+// Bytes held by configuration lists and by a cost graph's tables (vector capacities).
+int64_t configuration_bytes(const SearchUnits& units);
+int64_t cost_graph_bytes(const CostGraph& graph);
 
 }  // namespace layerplan

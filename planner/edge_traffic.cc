@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "common/index.h"
@@ -107,6 +108,8 @@ FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& c
   }
   tables_.resize(static_cast<size_t>(kNumDims) * table_size(divisors_, divisors_));
   built_.assign(tables_.size(), 0);
+  bytes_ = static_cast<int64_t>(rank_of_.capacity() * sizeof(int) + tables_.capacity() * sizeof(DimTable) +
+                                built_.capacity());
 }
 
 int64_t FactoredEdgeTraffic::DimTable::below(int64_t x, int jlo, int jhi) const {
@@ -147,9 +150,16 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
     t.size_prefix[j + 1] = t.size_prefix[j] + req.size();
     t.lo_prefix[j + 1] = t.lo_prefix[j] + t.lo[j];
   }
+  t.translates = t.valid && graph_.input_shape(consumer_, slot_)[d] == consumer_.output[d];
+  for (size_t j = 0; j < q && t.translates; ++j) {
+    t.translates = t.lo[j] == static_cast<int64_t>(j) * qsize && t.hi[j] == static_cast<int64_t>(j + 1) * qsize;
+  }
+  auto held = [](const std::vector<int64_t>& v) { return static_cast<int64_t>(v.capacity() * sizeof(int64_t)); };
+  bytes_ += held(t.lo) + held(t.hi) + held(t.size_prefix) + held(t.lo_prefix);
   if (!t.valid) return t;
   t.q = qdeg;
-  if (static_cast<int64_t>(pdeg) * (qdeg + 1) <= dense_entries_) {
+  const int64_t dense = static_cast<int64_t>(pdeg) * (qdeg + 1);
+  if (dense <= dense_entries_ && dense_bytes_ + dense * int64_t{sizeof(int64_t)} <= kDenseBudgetBytes) {
     t.sum_j.assign(table_size(pdeg, qdeg + 1), 0);
     for (int i = 0; i < pdeg; ++i) {
       for (int j = 0; j < qdeg; ++j) {
@@ -159,6 +169,8 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
   }
   t.sent_to_all.assign(static_cast<size_t>(pdeg), 0);
   for (int i = 0; i < pdeg; ++i) t.sent_to_all[static_cast<size_t>(i)] = t.over_j(i, 0, qdeg - 1);
+  dense_bytes_ += held(t.sum_j);
+  bytes_ += held(t.sum_j) + held(t.sent_to_all);
   return t;
 }
 
@@ -218,6 +230,11 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
     b.more[i_k + 1] = static_cast<int>(b.more_lo.size());
   }
   b.one_box = b.more_lo.empty();
+  constexpr int64_t kHashNode = 64;  // the map's node and bucket, about
+  bytes_ += kHashNode + static_cast<int64_t>(sizeof(NodeBoxes) + b.has.capacity() +
+                                             (b.lo.capacity() + b.hi.capacity()) * sizeof(Coords) +
+                                             b.more.capacity() * sizeof(int) +
+                                             (b.more_lo.capacity() + b.more_hi.capacity()) * sizeof(Coords));
   return b;
 }
 
@@ -252,61 +269,99 @@ int64_t FactoredEdgeTraffic::more_boxes_sent(const Frame& f, size_t k, const Coo
   return sum;
 }
 
-template <bool kMoreBoxes>
-void FactoredEdgeTraffic::add_receivers(const Frame& f, EdgeTraffic& out) const {
+template <bool kMoreBoxes, class Sink>
+void FactoredEdgeTraffic::receivers(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const {
   const Degrees& pd = f.producer.degrees;
   const Degrees& qd = f.consumer.degrees;
   const int qfirst = f.consumer.devices.front();
-  Coords q{}, p_local{};
   const int local_offset = qfirst - f.producer.devices.front();  // producer tile on consumer tile 0's device
-  if (local_offset >= 0 && local_offset < f.producer.tiles()) p_local = tile_coords(pd, local_offset);
-  for (int t = 0; t < f.consumer.tiles(); ++t, next_tile(qd, q)) {
-    const int dev = qfirst + t;
-    const auto k = static_cast<size_t>(dev / f.gpus_per_node);
-    int64_t region = 1, in_node = f.pb.has[k] ? 1 : 0, local = 1;
+  if (at.tile != begin) {
+    at.own = tile_coords(qd, begin);
+    at.other = {};
+    const int first_local = begin + local_offset;
+    if (first_local >= 0 && first_local < f.producer.tiles()) at.other = tile_coords(pd, first_local);
+  }
+  Coords& q = at.own;
+  Coords& p_local = at.other;
+  at.tile = end;
+  // The node of the current tile, advanced by counting rather than dividing per tile.
+  auto k = static_cast<size_t>((qfirst + begin) / f.gpus_per_node);
+  int left_in_node = f.gpus_per_node - (qfirst + begin) % f.gpus_per_node;
+  for (int t = begin; t < end; ++t, next_tile(qd, q)) {
+    const bool node_has = f.pb.has[k] != 0;
+    int64_t region = 1, in_node = node_has ? 1 : 0, local = 1;
     const int local_tile = t + local_offset;
     const bool has_local = local_tile >= 0 && local_tile < f.producer.tiles();
     for (size_t d = 0; d < kNumDims; ++d) {
       const DimTable& tab = *f.dim[d];
       region *= tab.need(q[d]);
-      if (in_node) in_node *= tab.over_i(f.pb.lo[k][d], f.pb.hi[k][d], q[d]);
+      if (node_has) in_node *= tab.over_i(f.pb.lo[k][d], f.pb.hi[k][d], q[d]);
       if (has_local) local *= tab.overlap_at(p_local[d], q[d]);
     }
     if constexpr (kMoreBoxes) in_node += more_boxes_received(f, k, q);
     if (!has_local) local = 0;
     if (has_local) next_tile(pd, p_local);
-    out.intra_recv[static_cast<size_t>(dev)] = in_node - local;
-    out.net_in[k] += region - in_node;
-    out.total += region - local;
+    // device, its node, what it receives from its own node, from other nodes, in all
+    sink(qfirst + t, k, in_node - local, region - in_node, region - local);
+    if (--left_in_node == 0) ++k, left_in_node = f.gpus_per_node;
   }
 }
 
-template <bool kMoreBoxes>
-void FactoredEdgeTraffic::add_senders(const Frame& f, EdgeTraffic& out) const {
+template <bool kMoreBoxes, class Sink>
+void FactoredEdgeTraffic::senders(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const {
   const Degrees& pd = f.producer.degrees;
   const Degrees& qd = f.consumer.degrees;
   const int pfirst = f.producer.devices.front();
-  Coords p{}, q_local{};
   const int q_offset = pfirst - f.consumer.devices.front();
-  if (q_offset >= 0 && q_offset < f.consumer.tiles()) q_local = tile_coords(qd, q_offset);
-  for (int t = 0; t < f.producer.tiles(); ++t, next_tile(pd, p)) {
-    const int dev = pfirst + t;
-    const auto k = static_cast<size_t>(dev / f.gpus_per_node);
-    int64_t all = 1, in_node = f.qb.has[k] ? 1 : 0, local = 1;
+  if (at.tile != begin) {
+    at.own = tile_coords(pd, begin);
+    at.other = {};
+    const int first_local = begin + q_offset;
+    if (first_local >= 0 && first_local < f.consumer.tiles()) at.other = tile_coords(qd, first_local);
+  }
+  Coords& p = at.own;
+  Coords& q_local = at.other;
+  at.tile = end;
+  auto k = static_cast<size_t>((pfirst + begin) / f.gpus_per_node);
+  int left_in_node = f.gpus_per_node - (pfirst + begin) % f.gpus_per_node;
+  for (int t = begin; t < end; ++t, next_tile(pd, p)) {
+    const bool node_has = f.qb.has[k] != 0;
+    int64_t all = 1, in_node = node_has ? 1 : 0, local = 1;
     const int local_tile = t + q_offset;
     const bool has_local = local_tile >= 0 && local_tile < f.consumer.tiles();
     for (size_t d = 0; d < kNumDims; ++d) {
       const DimTable& tab = *f.dim[d];
       all *= tab.sent_to_all[static_cast<size_t>(p[d])];
-      if (in_node) in_node *= tab.over_j(p[d], f.qb.lo[k][d], f.qb.hi[k][d]);
+      if (node_has) in_node *= tab.over_j(p[d], f.qb.lo[k][d], f.qb.hi[k][d]);
       if (has_local) local *= tab.overlap_at(p[d], q_local[d]);
     }
     if constexpr (kMoreBoxes) in_node += more_boxes_sent(f, k, p);
     if (!has_local) local = 0;
     if (has_local) next_tile(qd, q_local);
-    out.intra_send[static_cast<size_t>(dev)] = in_node - local;
-    out.net_out[k] += all - in_node;
+    // device, its node, what it sends to its own node, to other nodes
+    sink(pfirst + t, k, in_node - local, all - in_node);
+    if (--left_in_node == 0) ++k, left_in_node = f.gpus_per_node;
   }
+}
+
+template <bool kMoreBoxes>
+void FactoredEdgeTraffic::add_receivers(const Frame& f, EdgeTraffic& out) const {
+  Cursor at;
+  receivers<kMoreBoxes>(f, 0, f.consumer.tiles(), at,
+                        [&](int dev, size_t k, int64_t intra, int64_t net, int64_t moved) {
+                          out.intra_recv[static_cast<size_t>(dev)] = intra;
+                          out.net_in[k] += net;
+                          out.total += moved;
+                        });
+}
+
+template <bool kMoreBoxes>
+void FactoredEdgeTraffic::add_senders(const Frame& f, EdgeTraffic& out) const {
+  Cursor at;
+  senders<kMoreBoxes>(f, 0, f.producer.tiles(), at, [&](int dev, size_t k, int64_t intra, int64_t net) {
+    out.intra_send[static_cast<size_t>(dev)] = intra;
+    out.net_out[k] += net;
+  });
 }
 
 bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configuration& consumer_config,
@@ -327,6 +382,119 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
   } else {
     add_receivers<true>(f, out);
     add_senders<true>(f, out);
+  }
+  return true;
+}
+
+TrafficSummary summarize(const EdgeTraffic& traffic) {
+  TrafficSummary s;
+  for (size_t d = 0; d < traffic.intra_send.size(); ++d) {
+    s.busiest_device = std::max({s.busiest_device, traffic.intra_send[d], traffic.intra_recv[d]});
+  }
+  for (size_t k = 0; k < traffic.net_out.size(); ++k) {
+    s.busiest_node = std::max({s.busiest_node, traffic.net_out[k], traffic.net_in[k]});
+  }
+  s.total = traffic.total;
+  return s;
+}
+
+namespace {
+
+// How a configuration's tiles cover node k of `g` devices: all of its devices, none, or some.
+enum class Cover { kNone, kFull, kPartial };
+Cover cover(const Configuration& c, int k, int g) {
+  const int first = c.devices.front(), end = first + c.tiles();
+  if ((k + 1) * g <= first || k * g >= end) return Cover::kNone;
+  return k * g >= first && (k + 1) * g <= end ? Cover::kFull : Cover::kPartial;
+}
+
+}  // namespace
+
+// Nodes whose tiles are those of another node moved along the samples by the same number of
+// elements on both sides hold the same figures: along the samples every region is the
+// output's own range (DimTable::translates), and a shift of the tile index by a multiple
+// of a configuration's tiles per sample block (tiles / n degree) leaves every other
+// coordinate as it was. Both configurations start at device 0 (the default first-block
+// placement); a shift of s tiles moves a configuration's samples by s * batch / tiles
+// elements, the same on both sides when both have equal tile counts, or when only one
+// side is on the node. So the class of a node is which sides fully cover it and its first
+// tile modulo the period; a node covered in part is a class of its own.
+FactoredEdgeTraffic::Periods FactoredEdgeTraffic::node_periods(const Frame& f) {
+  if (f.producer.devices.front() != 0 || f.consumer.devices.front() != 0 || !f.dim[0]->translates) return {};
+  const int g = f.gpus_per_node;
+  const int p_block = f.producer.tiles() / f.producer.degrees[0];
+  const int q_block = f.consumer.tiles() / f.consumer.degrees[0];
+  const int both = f.producer.tiles() == f.consumer.tiles() ? std::lcm(g, std::lcm(p_block, q_block)) : 0;
+  return {both, std::lcm(g, p_block), std::lcm(g, q_block)};
+}
+
+int FactoredEdgeTraffic::node_class(const Frame& f, const Periods& periods, int k) const {
+  const int g = f.gpus_per_node;
+  const Cover pc = cover(f.producer, k, g), qc = cover(f.consumer, k, g);
+  if (pc == Cover::kPartial || qc == Cover::kPartial) return -1;
+  const int kind = pc == Cover::kFull ? (qc == Cover::kFull ? 0 : 1) : 2;
+  const int period = periods[static_cast<size_t>(kind)];
+  if (period == 0) return -1;
+  return kind * devices_.nodes() + (k * g % period) / g;
+}
+
+template <bool kMoreBoxes>
+void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
+  const int g = f.gpus_per_node;
+  const size_t classes = size_t{3} * static_cast<size_t>(devices_.nodes());
+  if (class_stamp_.size() != classes) {
+    class_stamp_.assign(classes, -1);
+    class_total_.assign(classes, 0);
+    bytes_ += static_cast<int64_t>(2 * classes * sizeof(int64_t));
+  }
+  ++stamp_;
+  const int pfirst = f.producer.devices.front(), qfirst = f.consumer.devices.front();
+  const int first_node = std::min(pfirst, qfirst) / g;
+  const int last_node = (std::max(pfirst + f.producer.tiles(), qfirst + f.consumer.tiles()) - 1) / g;
+  const Periods periods = node_periods(f);
+  Cursor q_at, p_at;
+  for (int k = first_node; k <= last_node; ++k) {
+    const int c = node_class(f, periods, k);
+    if (c >= 0 && class_stamp_[static_cast<size_t>(c)] == stamp_) {
+      out.total += class_total_[static_cast<size_t>(c)];
+      continue;
+    }
+    int64_t net_in = 0, net_out = 0, total = 0;
+    const int qb = std::clamp(k * g - qfirst, 0, f.consumer.tiles());
+    const int qe = std::clamp((k + 1) * g - qfirst, 0, f.consumer.tiles());
+    receivers<kMoreBoxes>(f, qb, qe, q_at, [&](int, size_t, int64_t intra, int64_t net, int64_t moved) {
+      out.busiest_device = std::max(out.busiest_device, intra);
+      net_in += net;
+      total += moved;
+    });
+    const int pb = std::clamp(k * g - pfirst, 0, f.producer.tiles());
+    const int pe = std::clamp((k + 1) * g - pfirst, 0, f.producer.tiles());
+    senders<kMoreBoxes>(f, pb, pe, p_at, [&](int, size_t, int64_t intra, int64_t net) {
+      out.busiest_device = std::max(out.busiest_device, intra);
+      net_out += net;
+    });
+    out.busiest_node = std::max({out.busiest_node, net_in, net_out});
+    out.total += total;
+    if (c >= 0) class_stamp_[static_cast<size_t>(c)] = stamp_, class_total_[static_cast<size_t>(c)] = total;
+  }
+}
+
+bool FactoredEdgeTraffic::summary(const Configuration& producer, const Configuration& consumer_config,
+                                  TrafficSummary& out) {
+  if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
+  const int count = devices_.device_count();
+  if (producer.devices.back() >= count || consumer_config.devices.back() >= count) return false;
+  DimTables dim{};
+  if (!dim_tables(producer.degrees, consumer_config.degrees, dim)) return false;
+  const NodeBoxes& pb = node_boxes(producer);
+  const NodeBoxes& qb = node_boxes(consumer_config);
+  if (!pb.valid || !qb.valid) return false;
+  out = {};
+  const Frame f{producer, consumer_config, dim, pb, qb, devices_.gpus_per_node()};
+  if (pb.one_box && qb.one_box) {
+    summarize_nodes<false>(f, out);
+  } else {
+    summarize_nodes<true>(f, out);
   }
   return true;
 }

@@ -31,6 +31,17 @@ struct EdgeTraffic {
   void reset(int devices, int nodes);
 };
 
+// What pricing an edge needs of its traffic: the busiest device's intra-node elements (sent
+// or received), the busiest node's network elements (out or in) and the total moved.
+struct TrafficSummary {
+  int64_t busiest_device = 0;
+  int64_t busiest_node = 0;
+  int64_t total = 0;
+
+  bool operator==(const TrafficSummary&) const = default;
+};
+TrafficSummary summarize(const EdgeTraffic& traffic);
+
 // Fills `out` by enumerating overlapping tile pairs.
 void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int slot, const Configuration& producer,
                            const Configuration& consumer_config, const DeviceGraph& devices, EdgeTraffic& out);
@@ -46,12 +57,21 @@ class FactoredEdgeTraffic {
   FactoredEdgeTraffic(const ModelGraph& graph, const Layer& consumer, int slot, const DeviceGraph& devices,
                       int64_t dense_entries = kDenseEntries);
 
+  // Dense prefix sums take at most this many bytes per edge; further tables search instead.
+  static constexpr int64_t kDenseBudgetBytes = int64_t{8} << 20;
+  // Bytes this edge's tables, node boxes and scratch hold now (they only grow).
+  int64_t bytes() const { return bytes_; }
+
   int consumer_id() const { return consumer_.id; }
   int slot() const { return slot_; }
 
   // Fills `out`; returns false (leaving `out` unspecified) when a configuration is not on
   // an aligned block of consecutive devices, or a degree does not divide the device count.
   bool compute(const Configuration& producer, const Configuration& consumer_config, EdgeTraffic& out);
+  // summarize() of what compute() fills, without per-device arrays, and visiting one node of
+  // each class of nodes whose traffic is the same up to a shift along the samples (see
+  // node_periods()); false where compute() is.
+  bool summary(const Configuration& producer, const Configuration& consumer_config, TrafficSummary& out);
 
  private:
   // Along one dimension, for producer degree P and consumer degree Q: the region consumer
@@ -71,6 +91,9 @@ class FactoredEdgeTraffic {
     std::vector<int64_t> sum_j;
     int q = 0;
     bool valid = true;
+    // Region j is exactly [j * extent / Q, (j + 1) * extent / Q) of an input as long as the
+    // output: moving both sides' indices by the same number of elements changes nothing.
+    bool translates = false;
     int64_t need(int j) const { return hi[static_cast<size_t>(j)] - lo[static_cast<size_t>(j)]; }
     // Elements of region j inside [from, to).
     int64_t inside(int j, int64_t from, int64_t to) const {
@@ -120,6 +143,18 @@ class FactoredEdgeTraffic {
   // its node's producer tiles hold comes over intra-node links, the rest over the network.
   // kMoreBoxes: some node holds its tiles as more than one box. Compiled separately so that
   // the common case (always so for powers of two) runs the single-box loop alone.
+  // Where a visit of one side's tiles stopped: the next tile, its coordinates and those of
+  // the other side's tile on the same device, so that a visit of the next tiles goes on
+  // without recomputing them.
+  struct Cursor {
+    int tile = -1;
+    Coords own{}, other{};
+  };
+  // Both visit tiles [begin, end) of their side and hand each tile's figures to `sink`.
+  template <bool kMoreBoxes, class Sink>
+  void receivers(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const;
+  template <bool kMoreBoxes, class Sink>
+  void senders(const Frame& f, int begin, int end, Cursor& at, Sink&& sink) const;
   template <bool kMoreBoxes>
   void add_receivers(const Frame& f, EdgeTraffic& out) const;
   // Senders: each producer tile sends its overlap with every consumer region, minus its
@@ -128,6 +163,14 @@ class FactoredEdgeTraffic {
   void add_senders(const Frame& f, EdgeTraffic& out) const;
   // What node k's further producer boxes share with consumer tile q's region, and what
   // producer tile p shares with the regions of node k's further consumer boxes.
+  template <bool kMoreBoxes>
+  void summarize_nodes(const Frame& f, TrafficSummary& out);
+  // The period, in tiles, of nodes that both sides cover, only the producer, only the consumer
+  // covers; all 0 when no two nodes are alike.
+  using Periods = std::array<int, 3>;
+  static Periods node_periods(const Frame& f);
+  // Node k's class (an index below 3 * nodes), or -1 when it is a class of its own.
+  int node_class(const Frame& f, const Periods& periods, int k) const;
   static int64_t more_boxes_received(const Frame& f, size_t k, const Coords& q);
   static int64_t more_boxes_sent(const Frame& f, size_t k, const Coords& p);
 
@@ -142,6 +185,11 @@ class FactoredEdgeTraffic {
   std::vector<DimTable> tables_;  // [dim][rank P][rank Q], built on first use
   std::vector<char> built_;
   std::unordered_map<uint64_t, NodeBoxes> node_boxes_;
+  // summary(): per node class, the stamp of the pair that last saw it and its total.
+  std::vector<int64_t> class_stamp_, class_total_;
+  int64_t stamp_ = 0;
+  int64_t dense_bytes_ = 0;  // of the tables' sum_j
+  int64_t bytes_ = 0;        // see bytes()
 };
 
 }  // namespace layerplan

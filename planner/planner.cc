@@ -1,5 +1,7 @@
 #include "planner/planner.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -150,12 +152,19 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
     const SearchSize size =
         estimate_search_size(graph, out.units, model.devices(), options.space, options.share_tables, deadline);
     out.estimated_bytes = size.bytes();
+    plan.search_memory.estimated = out.estimated_bytes;
     if (out.estimated_bytes > options.memory_limit_bytes) {
       out.too_large = true;
       return out;
     }
     out.units = make_search_units(graph, model.devices(), options.space, options.fuse_elementwise, deadline);
-    out.costs = build_cost_graph(model, out.units, options.share_tables, deadline);
+    plan.search_memory.configurations = configuration_bytes(out.units);
+    out.costs = build_cost_graph(model, out.units, options.share_tables, deadline, &plan.search_memory.shared_tables);
+    plan.search_memory.cost_tables = cost_graph_bytes(out.costs);
+    // The memo and the tables' temporary copies are freed now; hand their pages back before
+    // the elimination allocates, or they stay resident beside its tables.
+    malloc_trim(0);
+    plan.search_memory.edge_pricing = model.pricing_bytes_peak();
     plan.excluded_configurations =
         exclude_over_memory(out.costs, out.units, graph, model.devices().device(), options.memory, deadline);
     plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -164,6 +173,12 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
     out.search.max_table_bytes =
         options.memory_limit_bytes - size.bytes() + size.working_entries * static_cast<int64_t>(sizeof(double));
     out.result = solve(out.costs, out.search);
+    // The working copy's node costs besides its counted tables and logs.
+    int64_t node_bytes = 0;
+    for (const std::vector<double>& n : out.costs.node_cost) {
+      node_bytes += static_cast<int64_t>(n.size() * sizeof(double));
+    }
+    plan.search_memory.elimination = out.result.stats.table_bytes_peak + node_bytes;
     out.timed_out = out.result.timed_out;
     out.too_large = out.result.too_large;
   } catch (const DeadlinePassed&) {

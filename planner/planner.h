@@ -2,6 +2,7 @@
 // layerplan's planner: picks a configuration for every layer of a model on a device
 // graph by the exact elimination search over the cost model, and prices the baselines
 // (data, model and OWT parallelism) with the same model.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -82,6 +83,19 @@ struct PlanOptions {
   SyncOptions sync_options() const { return {sync, overlap, bucket_bytes}; }
 };
 
+// What the search held, counted from the sizes of what it allocated (docs/planner.md §8).
+struct PlannerMemory {
+  int64_t estimated = 0;       // estimate_search_size(), before anything was allocated
+  int64_t configurations = 0;  // the units' configuration lists and their device ids
+  int64_t cost_tables = 0;     // the cost graph's tables
+  int64_t shared_tables = 0;   // the memo of shared tables, while the cost graph is built
+  int64_t edge_pricing = 0;    // the per-edge overlap tables and node boxes, the most at once
+  int64_t elimination = 0;     // the search's working tables, node costs and argmin logs, at their peak
+
+  // All of it at the busiest moment: the memo is gone before the elimination starts.
+  int64_t peak() const { return configurations + cost_tables + edge_pricing + std::max(shared_tables, elimination); }
+};
+
 struct Plan {
   std::string model;
   int64_t batch = 0;
@@ -93,6 +107,7 @@ struct Plan {
   std::vector<int> space_sizes;         // configurations considered per layer
   std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;
+  PlannerMemory search_memory;  // what planning itself allocates (GPU memory: StrategyCost::memory)
   double search_s = 0.0;   // building cost tables + elimination search
   double tables_s = 0.0;   // of which: building cost tables
   bool timed_out = false;  // the time budget ran out before the search finished

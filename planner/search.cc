@@ -141,7 +141,7 @@ class Solver {
     WorkEdge& e = w.edges[static_cast<size_t>(id)];
     e.alive = false;
     w.table_bytes -= static_cast<int64_t>(e.table.size() * sizeof(double));
-    e.table = {};
+    std::vector<double>().swap(e.table);  // `= {}` would keep the capacity: the table stayed allocated
     auto drop = [id](std::vector<int>& list) { std::erase(list, id); };
     drop(w.out[static_cast<size_t>(e.src)]);
     drop(w.in[static_cast<size_t>(e.dst)]);
@@ -216,7 +216,7 @@ class Solver {
     remove_edge(w, e2);
     w.alive[static_cast<size_t>(j)] = 0;
     --w.live;
-    w.cost[static_cast<size_t>(j)] = {};
+    std::vector<double>().swap(w.cost[static_cast<size_t>(j)]);
     add_edge(w, i, k, std::move(table), &stats_);
     ++stats_.node_eliminations;
     note_table_bytes(w);

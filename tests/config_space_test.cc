@@ -39,6 +39,7 @@ using layerplan::kNumDims;
 using layerplan::Layer;
 using layerplan::LayerKind;
 using layerplan::ModelGraph;
+using layerplan::NodeRuns;
 using layerplan::PlacementRule;
 using layerplan::Shape;
 using layerplan::SpaceOptions;
@@ -351,6 +352,42 @@ TEST(PlaceableTileCount, DivisorsOfANodeOrMultiplesOfANodeThatDivideTheJob) {
   EXPECT_THAT(placeable(5, 5), ElementsAre(1, 5));
   EXPECT_FALSE(layerplan::placeable_tile_count(4, 10, 4));  // not a whole number of nodes
   EXPECT_FALSE(layerplan::placeable_tile_count(0, 4, 4));
+}
+
+// Rule 6: above 256 GPUs (by default) a layer on a run of some but not all nodes splits
+// across them by samples only; one node's GPUs and the whole job keep every split; up to
+// 256, and with NodeRuns::kAnySplit, every placeable count and split.
+TEST(AllowedDegrees, AboveTwoHundredFiftySixGpusRunsOfNodesSplitBySamples) {
+  auto allowed = [](Degrees d, int devices, int per_node, NodeRuns runs) {
+    return layerplan::allowed_degrees(d, devices, per_node, SpaceOptions{PlacementRule::kFirstBlock, runs});
+  };
+  EXPECT_TRUE(allowed(Degrees{{64, 8, 1, 1}}, 1024, 8, NodeRuns::kAuto));    // 512: c8 inside a node
+  EXPECT_TRUE(allowed(Degrees{{64, 4, 1, 2}}, 1024, 8, NodeRuns::kAuto));    // 512: c4 w2
+  EXPECT_FALSE(allowed(Degrees{{32, 16, 1, 1}}, 1024, 8, NodeRuns::kAuto));  // 512: c16 spans nodes
+  EXPECT_TRUE(allowed(Degrees{{32, 16, 1, 1}}, 1024, 8, NodeRuns::kAnySplit));
+  EXPECT_TRUE(allowed(Degrees{{1, 1024, 1, 1}}, 1024, 8, NodeRuns::kAuto));  // the whole job
+  EXPECT_TRUE(allowed(Degrees{{1, 2, 2, 2}}, 1024, 8, NodeRuns::kAuto));     // one node
+  EXPECT_TRUE(allowed(Degrees{{1, 16, 1, 1}}, 256, 8, NodeRuns::kAuto));     // up to 256: any
+  EXPECT_FALSE(allowed(Degrees{{1, 16, 1, 1}}, 32, 8, NodeRuns::kBySamples));
+  EXPECT_TRUE(allowed(Degrees{{2, 8, 1, 1}}, 32, 8, NodeRuns::kBySamples));
+  EXPECT_FALSE(allowed(Degrees{{3, 1, 1, 1}}, 12, 4, NodeRuns::kAuto));  // not placeable (rule 3)
+}
+
+TEST(EnumerateConfigurations, ConvOn1024GpusSplitsRunsOfNodesBySamplesOnly) {
+  ModelGraph g("conv");
+  const int x = g.input("x", shape(1024, 64, 56, 56));
+  const int conv = g.conv2d("conv", x, 64, Window::square(3, 1, 1), false);
+  const auto configs = enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{});
+  const auto every_split =
+      enumerate_configurations(g.layer(conv), 1024, 8, SpaceOptions{PlacementRule::kFirstBlock, NodeRuns::kAnySplit});
+  ASSERT_FALSE(configs.empty());
+  EXPECT_LT(configs.size(), every_split.size());
+  size_t kept = 0;
+  for (const Configuration& c : every_split) {
+    const int per_sample = c.tiles() / c.degrees[0];
+    kept += c.tiles() <= 8 || c.tiles() == 1024 || 8 % per_sample == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(configs.size(), kept);
 }
 
 // An extent of 576 = 2^6 x 3^2 along every dimension: divisibility prunes nothing.

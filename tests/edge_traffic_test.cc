@@ -36,6 +36,14 @@ void expect_same_traffic(const ModelGraph& graph, const Layer& consumer, int slo
       ASSERT_EQ(fast.intra_recv, slow.intra_recv) << consumer.name << ": " << p.str() << " -> " << q.str();
       ASSERT_EQ(fast.net_out, slow.net_out) << consumer.name << ": " << p.str() << " -> " << q.str();
       ASSERT_EQ(fast.net_in, slow.net_in) << consumer.name << ": " << p.str() << " -> " << q.str();
+      // The summary that pricing reads, which visits one node per class of equal nodes.
+      TrafficSummary summary;
+      ASSERT_TRUE(factored.summary(p, q, summary)) << p.str() << " -> " << q.str();
+      const TrafficSummary expected = summarize(slow);
+      ASSERT_EQ(summary.busiest_device, expected.busiest_device)
+          << consumer.name << ": " << p.str() << " -> " << q.str();
+      ASSERT_EQ(summary.busiest_node, expected.busiest_node) << consumer.name << ": " << p.str() << " -> " << q.str();
+      ASSERT_EQ(summary.total, expected.total) << consumer.name << ": " << p.str() << " -> " << q.str();
     }
   }
 }
@@ -128,6 +136,13 @@ void expect_same_traffic_on_every_edge(const ModelGraph& g, const DeviceGraph& d
       expect_same_traffic(g, l, slot, devices, placement);
     }
   }
+}
+
+// Many nodes of few GPUs on the default first block: most nodes repeat another node's
+// traffic shifted along the samples, and summary() visits one node per class of them.
+TEST(EdgeTrafficTest, SummaryEqualsPairEnumerationOnManySmallNodes) {
+  expect_same_traffic_on_every_edge(every_kind(32), cluster(16, 2), PlacementRule::kFirstBlock);
+  expect_same_traffic_on_every_edge(every_kind_by_three(24), cluster(12, 2), PlacementRule::kFirstBlock);
 }
 
 // 3 nodes x 4 (12 GPUs): a node's tiles need not form one box of tile coordinates

@@ -8,10 +8,13 @@
 // which overran by 10x or more, fails. Each process measures its own peak memory, so these
 // run one test per process under ctest.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -162,6 +165,34 @@ TEST(PlannerLimitsTest, DataParallelOn1024GpusIsPricedWithoutTables) {
   EXPECT_EQ(data.transfer_bytes, 0);
   EXPECT_GT(owt.transfer_bytes, 0);
   EXPECT_LT(peak_rss_bytes(), kGiB);
+}
+
+// A field of /proc/self/status in bytes (VmRSS, VmHWM).
+int64_t status_bytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::strtoll(line.c_str() + field.size() + 1, nullptr, 10) * 1024;
+  }
+  return -1;
+}
+
+// Inception-v3 on 128 nodes x 8 GPUs: the whole search, no fallback, and the planner's own
+// count of its peak memory within 20 % of the peak resident memory the search added.
+TEST(PlannerLimitsTest, SearchOn1024GpusCountsTheMemoryItTakes) {
+  const ModelGraph g = inception_v3(1024 * 32);
+  const DeviceGraph devices = cluster(1024, 8);
+  malloc_trim(0);
+  std::ofstream("/proc/self/clear_refs") << "5";  // the peak starts again from here
+  const int64_t before = status_bytes("VmRSS");
+  const Plan plan = make_plan(g, devices);
+  const int64_t measured = status_bytes("VmHWM") - before;
+  ASSERT_FALSE(plan.fell_back()) << plan.warning;
+  ASSERT_GT(measured, 0);
+  const double ratio = static_cast<double>(plan.search_memory.peak()) / static_cast<double>(measured);
+  EXPECT_GT(ratio, 0.8) << plan.search_memory.peak() << " counted, " << measured << " measured";
+  EXPECT_LT(ratio, 1.2) << plan.search_memory.peak() << " counted, " << measured << " measured";
+  EXPECT_LE(plan.search_memory.peak(), plan.search_memory.estimated);
+  EXPECT_LT(peak_rss_bytes(), 2 * kGiB);
 }
 
 TEST(PlannerLimitsTest, PlanWithTooManyDeviceIdsIsRefused) {
