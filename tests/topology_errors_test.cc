@@ -82,7 +82,7 @@ TEST(TopologyErrors, TruncatedExportIsMalformed) {
 
 TEST(TopologyErrors, XmlThatHwlocCannotImportIsMalformed) {
   const TempXml file(
-      "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" <<broken>>\n</topology>\n");
+      "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\"> <<broken>>\n</topology>\n");
   const std::string message = discovery_error(file.path());
   EXPECT_EQ(message, "'" + file.path() + "' is malformed hwloc XML: hwloc 2.9 could not import it");
 }
@@ -98,6 +98,25 @@ TEST(TopologyErrors, Hwloc3ExportSaysHowToReexportIt) {
   EXPECT_THAT(message, HasSubstr("hwloc 2.9 cannot import"));
   EXPECT_THAT(message, HasSubstr("lstopo --of v2xml"));
   EXPECT_THAT(message, Not(HasSubstr("\n")));
+}
+
+TEST(TopologyErrors, AnObjectTagThatIsNotWellFormedIsNamedByItsLine) {
+  const TempXml file(
+      "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" <<broken>>\n</topology>\n");
+  EXPECT_EQ(discovery_error(file.path()), "'" + file.path() +
+                                              "' is malformed hwloc XML: the <object> tag on line 3 is not "
+                                              "well-formed (expected name=\"value\" attributes and a closing '>')");
+}
+
+// The version is read digit by digit; a huge one is still an hwloc 3 (or later) export, not an
+// int that wraps to 0 and lets the file through.
+TEST(TopologyErrors, AHugeMajorVersionIsRefusedAsTooNewWithoutOverflowing) {
+  std::string text = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+  const std::string v2 = "<topology version=\"2.0\">";
+  ASSERT_NE(text.find(v2), std::string::npos);
+  text.replace(text.find(v2), v2.size(), "<topology\n  version = '4294967296.0'>");
+  const TempXml file(text);
+  EXPECT_THAT(discovery_error(file.path()), HasSubstr("is an hwloc 3 export (<topology version=\"4294967296.0\">)"));
 }
 
 TEST(TopologyErrors, EnvironmentVariableNamesTheExportWhenNoFileIsGiven) {
@@ -137,11 +156,28 @@ TEST(TopologyErrors, AnObjectWithoutItsCompleteSetIsRefusedBeforeHwlocCrashesOnI
     std::string text = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
     const size_t at = text.find(" complete_" + set + "=");
     ASSERT_NE(at, std::string::npos);
-    text.replace(at, 10 + set.size(), " completely_" + set + "=");
+    text.replace(at, 11 + set.size(), " completely_" + set + "=");  // the "=" included
     const TempXml file(text);
     const std::string message = discovery_error(file.path());
     EXPECT_THAT(message, HasSubstr("'" + file.path() + "' is malformed hwloc XML: the object with gp_index "));
     EXPECT_THAT(message, HasSubstr("has a " + set + " but no complete_" + set));
+  }
+}
+
+// XML allows any whitespace between attributes and around '=', and either quote: the check
+// reads attributes as hwloc does, so such spacing does not hide the object from it.
+TEST(TopologyErrors, AnObjectWithoutItsCompleteSetIsRefusedWhateverTheSpacingOfItsAttributes) {
+  const std::string found =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-missing-complete-cpuset.xml";
+  const std::string original = " cpuset=\"0x00000001\" complete_cpuwet=";
+  for (const std::string spaced :
+       {"\n\tcpuset=\"0x00000001\" complete_cpuwet=", " cpuset = '0x00000001'\r\ncomplete_cpuwet="}) {
+    std::string text = read(found);
+    ASSERT_NE(text.find(original), std::string::npos);
+    text.replace(text.find(original), original.size(), spaced);
+    const TempXml file(text);
+    EXPECT_THAT(discovery_error(file.path()),
+                HasSubstr("the object with gp_index 7 has a cpuset but no complete_cpuset"));
   }
 }
 

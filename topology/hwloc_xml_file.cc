@@ -1,5 +1,11 @@
 #include "topology/hwloc_xml_file.h"
 
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/text.h"
@@ -8,38 +14,111 @@ namespace layerplan {
 
 namespace {
 
-// The value of `attribute` inside the tag that starts at `tag` ("" when absent).
-std::string attribute_value(const std::string& text, size_t tag, const std::string& attribute) {
-  const size_t end = text.find('>', tag);
-  if (end == std::string::npos) return "";
-  const std::string element = text.substr(tag, end - tag);
-  const size_t at = element.find(" " + attribute + "=");
-  if (at == std::string::npos) return "";
-  const size_t open = at + attribute.size() + 2;
-  if (open >= element.size() || (element[open] != '"' && element[open] != '\'')) return "";
-  const size_t close = element.find(element[open], open + 1);
-  if (close == std::string::npos) return "";
-  return element.substr(open + 1, close - open - 1);
+bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t skip_spaces(std::string_view text, size_t at) {
+  while (at < text.size() && is_xml_space(text[at])) ++at;
+  return at;
 }
 
-bool has_attribute(const std::string& element, const std::string& attribute) {
-  return element.find(" " + attribute + "=") != std::string::npos;
+// A start tag's attributes, read as XML reads them (and so both of hwloc's XML backends):
+// any whitespace between attributes and around '=', either quote, '>' allowed inside a value.
+struct StartTag {
+  std::vector<std::pair<std::string_view, std::string_view>> attributes;
+  size_t end = 0;  // one past the tag's '>'
+
+  const std::string_view* find(std::string_view name) const {
+    for (const auto& [key, value] : attributes) {
+      if (key == name) return &value;
+    }
+    return nullptr;
+  }
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+  std::string_view value(std::string_view name) const {
+    const std::string_view* found = find(name);
+    return found == nullptr ? std::string_view() : *found;
+  }
+};
+
+bool ends_name(char c) { return is_xml_space(c) || c == '=' || c == '>' || c == '/' || c == '<'; }
+
+// Reads `name = "value"` at `at` into `tag`; the position after it, or npos when it is not
+// well-formed.
+size_t read_attribute(std::string_view text, size_t at, StartTag& tag) {
+  const size_t name_start = at;
+  while (at < text.size() && !ends_name(text[at])) ++at;
+  const std::string_view name = text.substr(name_start, at - name_start);
+  at = skip_spaces(text, at);
+  if (name.empty() || at >= text.size() || text[at] != '=') return std::string_view::npos;
+  at = skip_spaces(text, at + 1);
+  if (at >= text.size() || (text[at] != '"' && text[at] != '\'')) return std::string_view::npos;
+  const size_t close = text.find(text[at], at + 1);
+  if (close == std::string_view::npos) return std::string_view::npos;
+  tag.attributes.emplace_back(name, text.substr(at + 1, close - at - 1));
+  return close + 1;
+}
+
+// The start tag whose element name ends at `at`; nullopt when it is not well-formed (an
+// attribute without '=' or a quoted value, no closing '>'). Reads only up to the tag's end,
+// so that scanning a whole export stays linear in its size.
+std::optional<StartTag> read_start_tag(std::string_view text, size_t at) {
+  StartTag tag;
+  for (at = skip_spaces(text, at); at < text.size(); at = skip_spaces(text, at)) {
+    if (text[at] == '>' || text.substr(at, 2) == "/>") {
+      tag.end = at + (text[at] == '>' ? 1 : 2);
+      return tag;
+    }
+    at = read_attribute(text, at, tag);
+    if (at == std::string_view::npos) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void refuse_tag(std::string_view text, size_t at, const std::string& path, const std::string& element) {
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  throw UsageError("'" + path + "' is malformed hwloc XML: the <" + element + "> tag on line " + std::to_string(line) +
+                   " is not well-formed (expected name=\"value\" attributes and a closing '>')");
+}
+
+// The next start tag of `element` at or after `from` (npos when none): its position and tag.
+std::optional<std::pair<size_t, StartTag>> next_tag(std::string_view text, size_t from, const std::string& element,
+                                                    const std::string& path) {
+  const std::string open = "<" + element;
+  for (size_t at = text.find(open, from); at != std::string_view::npos; at = text.find(open, at + open.size())) {
+    const size_t name_end = at + open.size();
+    if (name_end < text.size() && !ends_name(text[name_end])) continue;  // <objects, another element
+    std::optional<StartTag> tag = read_start_tag(text, name_end);
+    if (!tag) refuse_tag(text, at, path, element);
+    return std::make_pair(at, std::move(*tag));
+  }
+  return std::nullopt;
 }
 
 // hwloc 2.9 dereferences a null bitmap while loading an object that has a cpuset but no
 // complete_cpuset (or a nodeset but no complete_nodeset): refuse such objects before it sees them.
-void check_complete_sets(const std::string& text, const std::string& path) {
-  for (size_t tag = text.find("<object"); tag != std::string::npos; tag = text.find("<object", tag + 1)) {
-    const size_t end = text.find('>', tag);
-    const std::string element = text.substr(tag, end == std::string::npos ? std::string::npos : end - tag);
-    for (const char* set : {"cpuset", "nodeset"}) {
-      if (has_attribute(element, set) && !has_attribute(element, std::string("complete_") + set)) {
+void check_complete_sets(std::string_view text, const std::string& path) {
+  for (auto found = next_tag(text, 0, "object", path); found;
+       found = next_tag(text, found->second.end, "object", path)) {
+    const StartTag& tag = found->second;
+    for (const std::string_view set_name : {"cpuset", "nodeset"}) {
+      const std::string set(set_name);
+      if (tag.has(set) && !tag.has("complete_" + set)) {
         throw UsageError("'" + path + "' is malformed hwloc XML: the object with gp_index " +
-                         clipped(attribute_value(text, tag, "gp_index")) + " has a " + set + " but no complete_" + set +
+                         clipped(tag.value("gp_index")) + " has a " + set + " but no complete_" + set +
                          ", which hwloc 2.9 cannot import");
       }
     }
   }
+}
+
+// The major version of a "MAJOR.MINOR" string (digits only read; large values stop at 1000).
+int major_version(std::string_view version) {
+  int major = 0;
+  for (char c : version) {
+    if (c < '0' || c > '9' || major >= 1000) break;
+    major = major * 10 + (c - '0');
+  }
+  return major;
 }
 
 }  // namespace
@@ -51,24 +130,17 @@ std::string read_hwloc_xml_file(const std::string& path) {
 }
 
 void check_hwloc_xml_text(const std::string& text, const std::string& path) {
-  const size_t tag = text.find("<topology");
-  if (tag == std::string::npos) {
+  const auto topology = next_tag(text, 0, "topology", path);
+  if (!topology) {
     throw UsageError("'" + path +
                      "' is not an hwloc XML export: no <topology> element (expected the output of "
                      "`lstopo FILE.xml`)");
   }
-  const std::string version = attribute_value(text, tag, "version");
-  if (!version.empty()) {
-    int major = 0;
-    for (char c : version) {
-      if (c < '0' || c > '9') break;
-      major = major * 10 + (c - '0');
-    }
-    if (major >= 3) {
-      throw UsageError("'" + path + "' is an hwloc 3 export (<topology version=\"" + clipped(version) +
-                       "\">), which hwloc 2.9 cannot import: re-export it with `lstopo --of v2xml FILE.xml` on the "
-                       "machine's hwloc");
-    }
+  const std::string_view version = topology->second.value("version");
+  if (major_version(version) >= 3) {
+    throw UsageError("'" + path + "' is an hwloc 3 export (<topology version=\"" + clipped(version) +
+                     "\">), which hwloc 2.9 cannot import: re-export it with `lstopo --of v2xml FILE.xml` on the "
+                     "machine's hwloc");
   }
   const size_t last = text.find_last_not_of(" \t\r\n");
   const std::string closing = "</topology>";
