@@ -181,5 +181,40 @@ TEST(TopologyErrors, AnObjectWithoutItsCompleteSetIsRefusedWhateverTheSpacingOfI
   }
 }
 
+// hwloc's libxml2 backend expands entities: the crashing object of the finding above, moved
+// into an entity the export declares, crashed it again (SIGSEGV) past the check. lstopo
+// writes no DTD of its own and no entity but the predefined ones, so anything else is refused.
+TEST(TopologyErrors, EntitiesAndDeclarationsThatLstopoNeverWritesAreRefused) {
+  const std::string hidden =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-object-inside-entity.xml";
+  EXPECT_THAT(discovery_error(hidden), HasSubstr("is malformed hwloc XML: line 2 declares <!ENTITY, which lstopo never "
+                                                 "writes (expected an export without a DTD of its own)"));
+  const std::string doctype = "<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">";
+  const std::string original = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+  ASSERT_NE(original.find(doctype), std::string::npos);
+  std::string text = original;
+  text.replace(text.find(doctype), doctype.size(), "<!DOCTYPE topology [ <!ATTLIST object cpuset CDATA '0x1'> ]>");
+  const TempXml declared(text);
+  EXPECT_THAT(discovery_error(declared.path()), HasSubstr("declares <!ATTLIST"));
+  text = original;
+  text.replace(text.find("<object"), 0, "&hidden;");
+  const TempXml referred(text);
+  EXPECT_THAT(
+      discovery_error(referred.path()),
+      HasSubstr("refers to an entity (expected only &amp; &lt; &gt; &quot; &apos; and &#...; as lstopo writes)"));
+  text = original;
+  const std::string machine = "<object type=\"Machine\"";
+  ASSERT_NE(text.find(machine), std::string::npos);
+  text.replace(text.find(machine), machine.size(), machine + " subtype=\"&lt;&#60;&#x3c;&amp;&quot;&apos;&gt;\"");
+  const TempXml predefined(text);
+  EXPECT_EQ(discover_node([&] {
+              DiscoveryOptions options;
+              options.topology_xml = predefined.path();
+              return options;
+            }())
+                .gpu_count(),
+            2);
+}
+
 }  // namespace
 }  // namespace layerplan

@@ -74,9 +74,13 @@ std::optional<StartTag> read_start_tag(std::string_view text, size_t at) {
   return std::nullopt;
 }
 
+size_t line_of(std::string_view text, size_t at) {
+  return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+}
+
 [[noreturn]] void refuse_tag(std::string_view text, size_t at, const std::string& path, const std::string& element) {
-  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
-  throw UsageError("'" + path + "' is malformed hwloc XML: the <" + element + "> tag on line " + std::to_string(line) +
+  throw UsageError("'" + path + "' is malformed hwloc XML: the <" + element + "> tag on line " +
+                   std::to_string(line_of(text, at)) +
                    " is not well-formed (expected name=\"value\" attributes and a closing '>')");
 }
 
@@ -107,6 +111,32 @@ void check_complete_sets(std::string_view text, const std::string& path) {
                          clipped(tag.value("gp_index")) + " has a " + set + " but no complete_" + set +
                          ", which hwloc 2.9 cannot import");
       }
+    }
+  }
+}
+
+// Entities and DTD declarations of the export's own could hide an object from the checks
+// above (hwloc's libxml2 backend expands entities, and an object inside one crashed it) or
+// add attributes to every object. lstopo writes none of them: only the five predefined
+// entities and character references are accepted.
+void check_no_entities(std::string_view text, const std::string& path) {
+  for (const std::string_view declaration : {"<!ENTITY", "<!ATTLIST"}) {
+    const size_t at = text.find(declaration);
+    if (at != std::string_view::npos) {
+      throw UsageError("'" + path + "' is malformed hwloc XML: line " + std::to_string(line_of(text, at)) +
+                       " declares " + std::string(declaration) +
+                       ", which lstopo never writes (expected an export without a DTD of its own)");
+    }
+  }
+  for (size_t at = text.find('&'); at != std::string_view::npos; at = text.find('&', at + 1)) {
+    const std::string_view rest = text.substr(at + 1, 5);
+    bool predefined = rest.substr(0, 1) == "#";
+    for (const std::string_view name : {"amp;", "lt;", "gt;", "quot;", "apos;"})
+      predefined |= rest.substr(0, name.size()) == name;
+    if (!predefined) {
+      throw UsageError(
+          "'" + path + "' is malformed hwloc XML: line " + std::to_string(line_of(text, at)) +
+          " refers to an entity (expected only &amp; &lt; &gt; &quot; &apos; and &#...; as lstopo writes)");
     }
   }
 }
@@ -148,6 +178,7 @@ void check_hwloc_xml_text(const std::string& text, const std::string& path) {
       text.compare(last + 1 - closing.size(), closing.size(), closing) != 0) {
     throw UsageError("'" + path + "' is malformed hwloc XML: it does not end with </topology> (a truncated file?)");
   }
+  check_no_entities(text, path);
   check_complete_sets(text, path);
 }
 
