@@ -216,5 +216,33 @@ TEST(TopologyErrors, EntitiesAndDeclarationsThatLstopoNeverWritesAreRefused) {
             2);
 }
 
+// hwloc 2.9 sets bit os_index of a bitmap for every PU and NUMA node: the fuzzer found that a
+// PU without os_index (2^32 - 1 to hwloc) makes it allocate 512 MiB; so does a huge one.
+TEST(TopologyErrors, APuOrNumaNodeWithoutASmallOsIndexIsRefusedBeforeHwlocAllocatesForIt) {
+  const std::string found =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-pu-without-os-index.xml";
+  EXPECT_THAT(discovery_error(found), HasSubstr("the PU with gp_index 4 has os_index ''"));
+  const std::string original = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+  for (const std::string type : {"PU", "NUMANode"}) {
+    const std::string tag = "<object type=\"" + type + "\" os_index=\"0\"";
+    ASSERT_NE(original.find(tag), std::string::npos) << type;
+    for (const std::string& replacement : {std::string("ms_index=\"0\""), std::string("os_index=\"4000000000\""),
+                                           std::string("os_index=\"1048576\""), std::string("os_index=\"-1\"")}) {
+      std::string text = original;
+      text.replace(text.find(tag), tag.size(), "<object type=\"" + type + "\" " + replacement);
+      const TempXml file(text);
+      const std::string message = discovery_error(file.path());
+      EXPECT_THAT(message, HasSubstr("is malformed hwloc XML: the " + type + " with gp_index ")) << replacement;
+      EXPECT_THAT(message, HasSubstr("(expected 0 to 1048575, as lstopo writes for every " + type + ")"));
+    }
+    std::string text = original;
+    text.replace(text.find(tag), tag.size(), "<object type=\"" + type + "\" os_index=\"1048575\"");
+    const TempXml largest(text);
+    DiscoveryOptions options;
+    options.topology_xml = largest.path();
+    EXPECT_NO_THROW(discover_node(options)) << type;
+  }
+}
+
 }  // namespace
 }  // namespace layerplan

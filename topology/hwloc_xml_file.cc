@@ -1,6 +1,7 @@
 #include "topology/hwloc_xml_file.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -100,18 +101,44 @@ std::optional<std::pair<size_t, StartTag>> next_tag(std::string_view text, size_
 
 // hwloc 2.9 dereferences a null bitmap while loading an object that has a cpuset but no
 // complete_cpuset (or a nodeset but no complete_nodeset): refuse such objects before it sees them.
-void check_complete_sets(std::string_view text, const std::string& path) {
+void check_complete_sets(const StartTag& tag, const std::string& path) {
+  for (const std::string_view set_name : {"cpuset", "nodeset"}) {
+    const std::string set(set_name);
+    if (tag.has(set) && !tag.has("complete_" + set)) {
+      throw UsageError("'" + path + "' is malformed hwloc XML: the object with gp_index " +
+                       clipped(tag.value("gp_index")) + " has a " + set + " but no complete_" + set +
+                       ", which hwloc 2.9 cannot import");
+    }
+  }
+}
+
+// hwloc 2.9 sets bit os_index of a bitmap for every PU and NUMA node: a missing os_index (2^32 - 1
+// to hwloc) or a huge one made it allocate 512 MiB for a 40 KB export. 2^20 CPUs or NUMA nodes
+// is far beyond any machine (Linux supports 8192), and a bitmap of 128 KiB.
+constexpr uint64_t kMaxOsIndex = (uint64_t{1} << 20) - 1;
+
+void check_os_index(const StartTag& tag, const std::string& path) {
+  const std::string_view type = tag.value("type");
+  if (type != "PU" && type != "NUMANode") return;
+  const std::string_view index = tag.value("os_index");
+  uint64_t value = 0;
+  bool valid = !index.empty() && index.size() <= 7;
+  for (const char c : index) {
+    valid = valid && c >= '0' && c <= '9';
+    if (valid) value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!valid || value > kMaxOsIndex) {
+    throw UsageError("'" + path + "' is malformed hwloc XML: the " + std::string(type) + " with gp_index " +
+                     clipped(tag.value("gp_index")) + " has os_index '" + clipped(index) + "' (expected 0 to " +
+                     std::to_string(kMaxOsIndex) + ", as lstopo writes for every " + std::string(type) + ")");
+  }
+}
+
+void check_objects(std::string_view text, const std::string& path) {
   for (auto found = next_tag(text, 0, "object", path); found;
        found = next_tag(text, found->second.end, "object", path)) {
-    const StartTag& tag = found->second;
-    for (const std::string_view set_name : {"cpuset", "nodeset"}) {
-      const std::string set(set_name);
-      if (tag.has(set) && !tag.has("complete_" + set)) {
-        throw UsageError("'" + path + "' is malformed hwloc XML: the object with gp_index " +
-                         clipped(tag.value("gp_index")) + " has a " + set + " but no complete_" + set +
-                         ", which hwloc 2.9 cannot import");
-      }
-    }
+    check_complete_sets(found->second, path);
+    check_os_index(found->second, path);
   }
 }
 
@@ -179,7 +206,7 @@ void check_hwloc_xml_text(const std::string& text, const std::string& path) {
     throw UsageError("'" + path + "' is malformed hwloc XML: it does not end with </topology> (a truncated file?)");
   }
   check_no_entities(text, path);
-  check_complete_sets(text, path);
+  check_objects(text, path);
 }
 
 }  // namespace layerplan
