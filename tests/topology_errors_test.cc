@@ -236,6 +236,10 @@ TEST(TopologyErrors, APuOrNumaNodeWithoutASmallOsIndexIsRefusedBeforeHwlocAlloca
       EXPECT_THAT(message, HasSubstr("(expected 0 to 1048575, as lstopo writes for every " + type + ")"));
     }
     std::string text = original;
+    text.replace(text.find(tag), tag.size(), "<object type=\"Core\" type=\"" + type + "\" ms_index=\"0\"");
+    const TempXml twice(text);
+    EXPECT_THAT(discovery_error(twice.path()), HasSubstr(" has type twice"));
+    text = original;
     text.replace(text.find(tag), tag.size(), "<object type=\"" + type + "\" os_index=\"1048575\"");
     const TempXml largest(text);
     DiscoveryOptions options;

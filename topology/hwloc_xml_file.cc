@@ -134,9 +134,23 @@ void check_os_index(const StartTag& tag, const std::string& path) {
   }
 }
 
+// XML forbids an attribute twice, and libxml2 refuses it; hwloc's own XML backend keeps the
+// last one, which could differ from the one the checks here read.
+void check_no_repeated_attributes(const StartTag& tag, const std::string& path) {
+  for (const std::string_view name : {"type", "os_index", "cpuset", "complete_cpuset", "nodeset", "complete_nodeset"}) {
+    const auto count = std::count_if(tag.attributes.begin(), tag.attributes.end(),
+                                     [&](const auto& attribute) { return attribute.first == name; });
+    if (count > 1) {
+      throw UsageError("'" + path + "' is malformed hwloc XML: the object with gp_index " +
+                       clipped(tag.value("gp_index")) + " has " + std::string(name) + " twice");
+    }
+  }
+}
+
 void check_objects(std::string_view text, const std::string& path) {
   for (auto found = next_tag(text, 0, "object", path); found;
        found = next_tag(text, found->second.end, "object", path)) {
+    check_no_repeated_attributes(found->second, path);
     check_complete_sets(found->second, path);
     check_os_index(found->second, path);
   }
