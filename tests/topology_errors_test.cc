@@ -248,5 +248,29 @@ TEST(TopologyErrors, APuOrNumaNodeWithoutASmallOsIndexIsRefusedBeforeHwlocAlloca
   }
 }
 
+// hwloc 2.9 aborts (an assertion in hwloc_bitmap_sscanf) on a cpuset that starts with a comma;
+// the fuzzer found ",x01000000". Every *cpuset and *nodeset attribute, in objects and in other
+// elements such as cpukinds, must be a bitmap as lstopo writes it.
+TEST(TopologyErrors, BitmapsThatLstopoWouldNotWriteAreRefusedBeforeHwlocAbortsOnThem) {
+  const std::string found =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-cpuset-leading-comma.xml";
+  EXPECT_THAT(discovery_error(found), HasSubstr("is malformed hwloc XML: line 203 has cpuset ',x01000000' (expected an "
+                                                "hwloc bitmap, such as 0x000000ff,0xffffffff, as lstopo writes)"));
+  const std::string original = read(fixture("flux-dell-xe8640-4xh100-nvlink-4xndr.xml"));
+  for (const std::string element : {"<object type=\"Machine\"", "<cpukind"}) {
+    const size_t tag = original.find(element);
+    ASSERT_NE(tag, std::string::npos) << element;
+    const size_t value = original.find("cpuset=\"", tag) + 8;
+    const size_t end = original.find('"', value);
+    for (const std::string bad : {",0x1", ",x1", "", "0x1,", "0x123456789", "0x1,0xf...f", "0xf...f,"}) {
+      std::string text = original;
+      text.replace(value, end - value, bad);
+      const TempXml file(text);
+      EXPECT_THAT(discovery_error(file.path()), HasSubstr("has cpuset '" + bad + "' (expected an hwloc bitmap"))
+          << element << " " << bad;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace layerplan

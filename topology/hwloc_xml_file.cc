@@ -182,6 +182,51 @@ void check_no_entities(std::string_view text, const std::string& path) {
   }
 }
 
+bool is_bitmap_char(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == 'x' || c == ',' || c == '.';
+}
+
+bool is_bitmap_word(std::string_view word) {
+  if (word.substr(0, 2) != "0x" || word.size() < 3 || word.size() > 10) return false;
+  return word.find_first_of("x.", 2) == std::string_view::npos;
+}
+
+// hwloc's bitmap syntax as lstopo writes it: 32-bit words ("0x" and 1 to 8 hex digits) separated
+// by commas, highest first, an all-zero word between others left empty ("0x00000001,,0x0"), the
+// first word "0xf...f" for an infinite set.
+bool is_bitmap(std::string_view v) {
+  if (v.empty() || v.front() == ',' || v.back() == ',') return false;
+  for (size_t start = 0, word = 0; start <= v.size(); ++word) {
+    const size_t comma = std::min(v.find(',', start), v.size());
+    const std::string_view w = v.substr(start, comma - start);
+    if (!w.empty() && !is_bitmap_word(w) && !(word == 0 && w == "0xf...f")) return false;
+    start = comma + 1;
+  }
+  return true;
+}
+
+// hwloc 2.9 aborts (an assertion in hwloc_bitmap_sscanf) on some malformed bitmaps, e.g. a
+// cpuset starting with a comma: every attribute whose name ends with cpuset or nodeset, in any
+// element (objects, cpukinds, memory attributes), must be a bitmap as lstopo writes it. Each
+// value is read only while it looks like one, so the scan stays linear.
+void check_bitmaps(std::string_view text, const std::string& path) {
+  for (const std::string_view suffix : {"cpuset", "nodeset"}) {
+    for (size_t at = text.find(suffix); at != std::string_view::npos; at = text.find(suffix, at + suffix.size())) {
+      size_t open = skip_spaces(text, at + suffix.size());
+      if (open >= text.size() || text[open] != '=') continue;
+      open = skip_spaces(text, open + 1);
+      if (open >= text.size() || (text[open] != '"' && text[open] != '\'')) continue;
+      size_t end = open + 1;
+      while (end < text.size() && is_bitmap_char(text[end])) ++end;
+      if (end < text.size() && text[end] == text[open] && is_bitmap(text.substr(open + 1, end - open - 1))) continue;
+      const size_t shown = end - open - (end < text.size() && text[end] != text[open] ? 0 : 1);
+      throw UsageError("'" + path + "' is malformed hwloc XML: line " + std::to_string(line_of(text, at)) + " has " +
+                       std::string(suffix) + " '" + clipped(text.substr(open + 1, std::min<size_t>(shown, 61))) +
+                       "' (expected an hwloc bitmap, such as 0x000000ff,0xffffffff, as lstopo writes)");
+    }
+  }
+}
+
 // The major version of a "MAJOR.MINOR" string (digits only read; large values stop at 1000).
 int major_version(std::string_view version) {
   int major = 0;
@@ -220,6 +265,7 @@ void check_hwloc_xml_text(const std::string& text, const std::string& path) {
     throw UsageError("'" + path + "' is malformed hwloc XML: it does not end with </topology> (a truncated file?)");
   }
   check_no_entities(text, path);
+  check_bitmaps(text, path);
   check_objects(text, path);
 }
 
