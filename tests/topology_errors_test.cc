@@ -272,5 +272,23 @@ TEST(TopologyErrors, BitmapsThatLstopoWouldNotWriteAreRefusedBeforeHwlocAbortsOn
   }
 }
 
+// hwloc reads "-5000" in an NVLinkBandwidth matrix as 2^64 - 5000 MB/s; the reader turned that
+// into a link count beyond int (undefined behaviour, found by fuzz_hwloc_xml). Such values
+// are refused.
+TEST(TopologyErrors, AnNvlinkBandwidthBeyondAnyLinkIsRefusedNotCounted) {
+  const std::string found =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-negative-nvlink-bandwidth.xml";
+  EXPECT_THAT(discovery_error(found), HasSubstr(": an NVLinkBandwidth value of 18446744073709546616 MB/s is beyond "
+                                                "100 TB/s (expected the MB/s of one link between two devices)"));
+  std::string text = read(fixture("hwloc-test-nvidia-dgx2-v100-nvswitch.xml"));
+  const std::string row = "<u64values length=\"36\">0 0 0 0 0 0 25000 ";
+  ASSERT_NE(text.find(row), std::string::npos);
+  // hwloc checks each line's length in bytes: the value keeps its width.
+  text.replace(text.find(row), row.size(), "<u64values length=\"36\">0 0 0 0 0 0 -9000 ");
+  const TempXml file(text);
+  EXPECT_THAT(discovery_error(file.path()),
+              HasSubstr("an NVLinkBandwidth value of 18446744073709542616 MB/s is beyond 100 TB/s"));
+}
+
 }  // namespace
 }  // namespace layerplan

@@ -287,10 +287,23 @@ std::vector<int> matrix_roles(const hwloc_distances_s* m, const std::map<std::st
   return role;
 }
 
+// The matrices hold MB/s, and no link between two devices comes near 100 TB/s: a larger entry
+// (a negative number in an XML export, which hwloc reads as a huge unsigned one) is refused
+// rather than turned into a link count that does not fit an int (found by fuzz_hwloc_xml).
+constexpr hwloc_uint64_t kMaxNvlinkMbytes = 100'000'000;
+
 // GPU `i`'s row of the matrix: its links to other GPUs and to NVSwitches.
-void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, unsigned i, NvlinkCounts& counts) {
+void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, unsigned i, NvlinkCounts& counts,
+                    const std::string& origin) {
   const unsigned n = m->nbobjs;
-  auto value = [m, n](unsigned a, unsigned b) { return static_cast<double>(m->values[a * n + b]); };
+  auto value = [m, n, &origin](unsigned a, unsigned b) {
+    const hwloc_uint64_t mb = m->values[a * n + b];
+    if (mb > kMaxNvlinkMbytes) {
+      throw UsageError(origin + ": an NVLinkBandwidth value of " + std::to_string(mb) +
+                       " MB/s is beyond 100 TB/s (expected the MB/s of one link between two devices)");
+    }
+    return static_cast<double>(mb);
+  };
   for (unsigned j = 0; j < n; ++j) {
     if (i == j) continue;  // the diagonal is artificial (0 or 1000000)
     if (role[j] >= 0 && role[j] != role[i]) {
@@ -306,12 +319,13 @@ void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, un
   }
 }
 
-void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus, NvlinkCounts& counts) {
+void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus, NvlinkCounts& counts,
+                        const std::string& origin) {
   const Distances distances(topology, "NVLinkBandwidth");
   for (const hwloc_distances_s* m : distances.matrices()) {
     const std::vector<int> role = matrix_roles(m, gpu_of_bus);
     for (unsigned i = 0; i < m->nbobjs; ++i) {
-      if (role[i] >= 0) add_matrix_row(m, role, i, counts);
+      if (role[i] >= 0) add_matrix_row(m, role, i, counts, origin);
     }
   }
 }
@@ -356,7 +370,7 @@ HwlocNode read_loaded(hwloc_topology_t topology, const std::string& origin) {
   }
 
   NvlinkCounts counts(g);
-  read_nvlink_matrix(topology, gpu_of_bus, counts);
+  read_nvlink_matrix(topology, gpu_of_bus, counts, origin);
   out.nvlink_matrix = counts.any();
   apply_nvlink_counts(counts, Source::kHwlocMatrix, node);
   return out;
