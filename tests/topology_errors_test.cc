@@ -290,5 +290,22 @@ TEST(TopologyErrors, AnNvlinkBandwidthBeyondAnyLinkIsRefusedNotCounted) {
               HasSubstr("an NVLinkBandwidth value of 18446744073709542616 MB/s is beyond 100 TB/s"));
 }
 
+// hwloc keeps any osdev_type an export gives; reading 51 as hwloc's enum was undefined
+// behaviour (UBSan, found by fuzz_hwloc_xml). Such a device is simply not a NIC.
+TEST(TopologyErrors, AnOsDeviceOfAnUnknownTypeIsNotANic) {
+  const std::string original = read(fixture("mpibind-pascal-2xp100-pcie-ib.xml"));
+  const std::string openfabrics = "name=\"mlx5_0\" osdev_type=\"3\"";
+  ASSERT_NE(original.find(openfabrics), std::string::npos);
+  std::string text = original;
+  text.replace(text.find(openfabrics), openfabrics.size(), "name=\"mlx5_0\" osdev_type=\"51\"");
+  const TempXml after(text);
+  DiscoveryOptions options;
+  options.topology_xml = after.path();
+  for (const NicInfo& nic : discover_node(options).nics) EXPECT_NE(nic.name, "mlx5_0");
+  options.topology_xml =
+      std::string(LAYERPLAN_SOURCE_DIR) + "/tests/fuzz/corpus/fuzz_hwloc_xml/finding-unknown-osdev-type.xml";
+  EXPECT_NO_THROW(discover_node(options));
+}
+
 }  // namespace
 }  // namespace layerplan

@@ -222,10 +222,19 @@ GpuInfo read_gpu(hwloc_topology_t topology, hwloc_obj_t pci) {
   return gpu;
 }
 
+// An OS device's type as a number: hwloc keeps whatever osdev_type an XML export gives, and
+// loading a value outside the enum as the enum is undefined behaviour (found by fuzz_hwloc_xml).
+unsigned osdev_type_of(hwloc_obj_t osdev) {
+  unsigned type = 0;
+  static_assert(sizeof(type) == sizeof(osdev->attr->osdev.type));
+  std::memcpy(&type, &osdev->attr->osdev.type, sizeof type);
+  return type;
+}
+
 NicInfo read_nic(hwloc_topology_t topology, hwloc_obj_t osdev) {
   NicInfo nic;
   nic.name = osdev->name != nullptr ? osdev->name : "";
-  const bool openfabrics = osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+  const bool openfabrics = osdev_type_of(osdev) == HWLOC_OBJ_OSDEV_OPENFABRICS;
   nic.kind = openfabrics ? "OpenFabrics" : "network";
   if (openfabrics) {
     // Port<N>State = 4 is IB_PORT_ACTIVE; EFA devices report it too.
@@ -363,7 +372,7 @@ HwlocNode read_loaded(hwloc_topology_t topology, const std::string& origin) {
 
   for (hwloc_obj_t osdev = hwloc_get_next_osdev(topology, nullptr); osdev != nullptr;
        osdev = hwloc_get_next_osdev(topology, osdev)) {
-    const auto type = osdev->attr->osdev.type;
+    const unsigned type = osdev_type_of(osdev);
     if (type == HWLOC_OBJ_OSDEV_OPENFABRICS || type == HWLOC_OBJ_OSDEV_NETWORK) {
       node.nics.push_back(read_nic(topology, osdev));
     }
