@@ -222,10 +222,19 @@ GpuInfo read_gpu(hwloc_topology_t topology, hwloc_obj_t pci) {
   return gpu;
 }
 
+// An OS device's type as a number: hwloc keeps whatever osdev_type an XML export gives, and
+// loading a value outside the enum as the enum is undefined behaviour (found by fuzz_hwloc_xml).
+unsigned osdev_type_of(hwloc_obj_t osdev) {
+  unsigned type = 0;
+  static_assert(sizeof(type) == sizeof(osdev->attr->osdev.type));
+  std::memcpy(&type, &osdev->attr->osdev.type, sizeof type);
+  return type;
+}
+
 NicInfo read_nic(hwloc_topology_t topology, hwloc_obj_t osdev) {
   NicInfo nic;
   nic.name = osdev->name != nullptr ? osdev->name : "";
-  const bool openfabrics = osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+  const bool openfabrics = osdev_type_of(osdev) == HWLOC_OBJ_OSDEV_OPENFABRICS;
   nic.kind = openfabrics ? "OpenFabrics" : "network";
   if (openfabrics) {
     // Port<N>State = 4 is IB_PORT_ACTIVE; EFA devices report it too.
@@ -287,10 +296,23 @@ std::vector<int> matrix_roles(const hwloc_distances_s* m, const std::map<std::st
   return role;
 }
 
+// The matrices hold MB/s, and no link between two devices comes near 100 TB/s: a larger entry
+// (a negative number in an XML export, which hwloc reads as a huge unsigned one) is refused
+// rather than turned into a link count that does not fit an int (found by fuzz_hwloc_xml).
+constexpr hwloc_uint64_t kMaxNvlinkMbytes = 100'000'000;
+
 // GPU `i`'s row of the matrix: its links to other GPUs and to NVSwitches.
-void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, unsigned i, NvlinkCounts& counts) {
+void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, unsigned i, NvlinkCounts& counts,
+                    const std::string& origin) {
   const unsigned n = m->nbobjs;
-  auto value = [m, n](unsigned a, unsigned b) { return static_cast<double>(m->values[a * n + b]); };
+  auto value = [m, n, &origin](unsigned a, unsigned b) {
+    const hwloc_uint64_t mb = m->values[a * n + b];
+    if (mb > kMaxNvlinkMbytes) {
+      throw UsageError(origin + ": an NVLinkBandwidth value of " + std::to_string(mb) +
+                       " MB/s is beyond 100 TB/s (expected the MB/s of one link between two devices)");
+    }
+    return static_cast<double>(mb);
+  };
   for (unsigned j = 0; j < n; ++j) {
     if (i == j) continue;  // the diagonal is artificial (0 or 1000000)
     if (role[j] >= 0 && role[j] != role[i]) {
@@ -306,12 +328,13 @@ void add_matrix_row(const hwloc_distances_s* m, const std::vector<int>& role, un
   }
 }
 
-void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus, NvlinkCounts& counts) {
+void read_nvlink_matrix(hwloc_topology_t topology, const std::map<std::string, int>& gpu_of_bus, NvlinkCounts& counts,
+                        const std::string& origin) {
   const Distances distances(topology, "NVLinkBandwidth");
   for (const hwloc_distances_s* m : distances.matrices()) {
     const std::vector<int> role = matrix_roles(m, gpu_of_bus);
     for (unsigned i = 0; i < m->nbobjs; ++i) {
-      if (role[i] >= 0) add_matrix_row(m, role, i, counts);
+      if (role[i] >= 0) add_matrix_row(m, role, i, counts, origin);
     }
   }
 }
@@ -349,14 +372,14 @@ HwlocNode read_loaded(hwloc_topology_t topology, const std::string& origin) {
 
   for (hwloc_obj_t osdev = hwloc_get_next_osdev(topology, nullptr); osdev != nullptr;
        osdev = hwloc_get_next_osdev(topology, osdev)) {
-    const auto type = osdev->attr->osdev.type;
+    const unsigned type = osdev_type_of(osdev);
     if (type == HWLOC_OBJ_OSDEV_OPENFABRICS || type == HWLOC_OBJ_OSDEV_NETWORK) {
       node.nics.push_back(read_nic(topology, osdev));
     }
   }
 
   NvlinkCounts counts(g);
-  read_nvlink_matrix(topology, gpu_of_bus, counts);
+  read_nvlink_matrix(topology, gpu_of_bus, counts, origin);
   out.nvlink_matrix = counts.any();
   apply_nvlink_counts(counts, Source::kHwlocMatrix, node);
   return out;

@@ -3,12 +3,25 @@
 namespace layerplan::batch_norm_loops {
 namespace {
 
+// One version per instruction set, chosen at load time by an ifunc resolver. Under
+// ThreadSanitizer the resolver is instrumented and runs before TSan is initialised, which
+// crashes every program linking this file (scripts/test-tsan): one generic version there.
+#if defined(__SANITIZE_THREAD__)
+#define LAYERPLAN_CPU_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LAYERPLAN_CPU_CLONES
+#endif
+#endif
+#ifndef LAYERPLAN_CPU_CLONES
+#define LAYERPLAN_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 // Eight independent double accumulators, so that the compiler vectorizes the sums without
 // reassociating floating-point additions on its own.
 constexpr int kLanes = 8;
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_sums(const float* x, int64_t len, double* sum,
-                                                                             double* sum_sq) {
+LAYERPLAN_CPU_CLONES void plane_sums(const float* x, int64_t len, double* sum, double* sum_sq) {
   double s[kLanes] = {}, q[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= len; i += kLanes) {
@@ -28,10 +41,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void plane_sums(con
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_grad_sums(const float* x, const float* dy,
-                                                                                  int64_t len, double mean,
-                                                                                  double* sum_dy,
-                                                                                  double* sum_dy_centered) {
+LAYERPLAN_CPU_CLONES void plane_grad_sums(const float* x, const float* dy, int64_t len, double mean, double* sum_dy,
+                                          double* sum_dy_centered) {
   double s[kLanes] = {}, q[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= len; i += kLanes) {
@@ -51,14 +62,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void plane_grad_sum
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_backward(const float* x, const float* dy,
-                                                                                 float* dx, int64_t len, float a,
-                                                                                 float b, float mean, float c) {
+LAYERPLAN_CPU_CLONES void plane_backward(const float* x, const float* dy, float* dx, int64_t len, float a, float b,
+                                         float mean, float c) {
   for (int64_t i = 0; i < len; ++i) dx[i] = a * dy[i] + b * (x[i] - mean) + c;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void plane_affine(const float* x, float* y, int64_t len,
-                                                                               float mean, float scale, float shift) {
+LAYERPLAN_CPU_CLONES void plane_affine(const float* x, float* y, int64_t len, float mean, float scale, float shift) {
   for (int64_t i = 0; i < len; ++i) y[i] = (x[i] - mean) * scale + shift;
 }
 
