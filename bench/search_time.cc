@@ -161,8 +161,9 @@ bool time_row(const BenchArgs& args, const std::string& name, int gpus, int per_
   std::printf("%-13s %5d %5d %8d %11.1f %11.1f %10.1f %10.1f %11.1f %9.1f %12s %9s%s\n", name.c_str(), gpus, per_node,
               max_configs, fast.median_s * 1e3, (fast.plan.search_s - fast.plan.tables_s) * 1e3,
               static_cast<double>(fast.plan.search_stats.table_bytes_peak) / 1e6,
-              static_cast<double>(fast.plan.search_memory.peak()) / 1e6, measured_mb, static_cast<double>(max_rss_kb()) / 1e3,
-              naive_ms.c_str(), ratio.c_str(), fast.plan.fell_back() ? "  fell back" : "");
+              static_cast<double>(fast.plan.search_memory.peak()) / 1e6, measured_mb,
+              static_cast<double>(max_rss_kb()) / 1e3, naive_ms.c_str(), ratio.c_str(),
+              fast.plan.fell_back() ? "  fell back" : "");
   std::fflush(stdout);
   return true;
 }

@@ -48,8 +48,13 @@ void print_memory_report(std::ostream& out, const Plan& plan, const DeviceGraph&
                   gib(static_cast<double>(s.memory.peak())), fits ? "yes" : "no",
                   memory_runs_text(s.memory, 6).c_str());
   };
+  // The same candidates as the strategy table: the chosen plan, the searched one when a
+  // baseline was chosen over it, and the baselines, each once.
   row(plan.chosen);
-  for (const StrategyCost& b : plan.baselines) row(b);
+  if (!plan.layer_wise.layers.empty() && plan.layer_wise.name != plan.chosen.name) row(plan.layer_wise);
+  for (const StrategyCost& b : plan.baselines) {
+    if (b.name != plan.chosen.name) row(b);
+  }
   const DeviceMemory& top = plan.chosen.memory.devices.empty()
                                 ? DeviceMemory{}
                                 : plan.chosen.memory.devices[static_cast<size_t>(plan.chosen.memory.peak_device())];

@@ -33,9 +33,9 @@ std::string number(double value) {
 }
 
 void write_event(std::ostream& out, const TraceSpan& s, bool begin) {
-  out << "{\"ph\":\"" << (begin ? 'B' : 'E') << "\",\"pid\":" << s.process
-      << ",\"tid\":" << s.thread << ",\"ts\":" << number(begin ? s.start_us : s.start_us + s.duration_us)
-      << ",\"name\":" << json_string(s.name) << ",\"cat\":" << json_string(s.category);
+  out << "{\"ph\":\"" << (begin ? 'B' : 'E') << "\",\"pid\":" << s.process << ",\"tid\":" << s.thread
+      << ",\"ts\":" << number(begin ? s.start_us : s.start_us + s.duration_us) << ",\"name\":" << json_string(s.name)
+      << ",\"cat\":" << json_string(s.category);
   if (begin && (s.bytes >= 0 || !s.layer.empty())) {
     out << ",\"args\":{";
     if (!s.layer.empty()) out << "\"layer\":" << json_string(s.layer) << (s.bytes >= 0 ? "," : "");

@@ -82,8 +82,7 @@ std::string over_memory_reason(const Plan& plan, bool search_fits) {
 // when nothing fits.
 void choose_by_timeline(Plan& plan, const DeviceGraph& devices, const std::string& memory_reason) {
   const StrategyCost* baseline = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
-  if (!fits_memory(plan.layer_wise, plan.usable_memory_bytes) ||
-      (!memory_reason.empty() && !plan.memory_weighted)) {
+  if (!fits_memory(plan.layer_wise, plan.usable_memory_bytes) || (!memory_reason.empty() && !plan.memory_weighted)) {
     fall_back_to_baseline(plan, devices, memory_reason);
     return;
   }

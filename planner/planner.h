@@ -108,10 +108,10 @@ struct Plan {
   std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;
   PlannerMemory search_memory;  // what planning itself allocates (GPU memory: StrategyCost::memory)
-  double search_s = 0.0;   // building cost tables + elimination search
-  double tables_s = 0.0;   // of which: building cost tables
-  bool timed_out = false;  // the time budget ran out before the search finished
-  bool too_large = false;  // the search would have taken more than memory_limit_bytes
+  double search_s = 0.0;        // building cost tables + elimination search
+  double tables_s = 0.0;        // of which: building cost tables
+  bool timed_out = false;       // the time budget ran out before the search finished
+  bool too_large = false;       // the search would have taken more than memory_limit_bytes
   // Per GPU: its memory less the reserve (INT64_MAX: the memory is unknown, nothing is checked).
   int64_t usable_memory_bytes = std::numeric_limits<int64_t>::max();
   int excluded_configurations = 0;  // unit configurations whose own tile cannot fit

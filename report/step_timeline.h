@@ -4,10 +4,10 @@
 // after layer (the moves into a layer, then its compute), the backward in reverse order
 // (its compute, then its gradients' moves back), each backward span starting where the
 // timeline starts it, and the buckets' all-reduces where the timeline ran them (beside the
-// backward when they overlap it). A phase lasts what the model charges for it; a device's span covers a phase it takes part in (it holds a
-// tile of the layer, sends or receives some of the moves, holds a replicated weight
-// shard). The model prices the phase by its slowest device, so a span is the phase, not
-// the device's own share of it.
+// backward when they overlap it). A phase lasts what the model charges for it; a device's
+// span covers a phase it takes part in (it holds a tile of the layer, sends or receives some
+// of the moves, holds a replicated weight shard). The model prices the phase by its slowest
+// device, so a span is the phase, not the device's own share of it.
 #include <cstdint>
 #include <string>
 #include <vector>
