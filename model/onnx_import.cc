@@ -131,6 +131,27 @@ std::vector<int> sort_nodes(onnx::GraphProto& graph, const std::string& origin) 
   return order;
 }
 
+// Window attributes ONNX's own shape inference divides by or sizes with, checked first:
+// libonnx 1.12's convPoolShapeInference dies of SIGFPE on a stride of 0 (found by
+// fuzz_onnx_file). strides, dilations, kernel_shape and group must be >= 1, pads >= 0.
+void check_window_attributes(const onnx::GraphProto& graph, const std::vector<int>& positions,
+                             const std::string& origin) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& n = graph.node(i);
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      const bool positive = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
+      const bool group = a.name() == "group";
+      if (!positive && !group && a.name() != "pads") continue;
+      const int64_t least = positive || group ? 1 : 0;
+      bool ok = !group || a.i() >= least;
+      for (const int64_t v : a.ints()) ok = ok && v >= least;
+      require(ok, origin + ": node " + std::to_string(positions[static_cast<size_t>(i)]) + " '" + clipped(n.name()) +
+                      "' (" + clipped(n.op_type()) + "): attribute " + a.name() + " has a value below " +
+                      std::to_string(least) + ": expected " + (least == 1 ? "1 or more" : "0 or more"));
+    }
+  }
+}
+
 void check_and_infer(onnx::ModelProto& model, const std::string& origin) {
   try {
     onnx::checker::check_model(model);
@@ -298,6 +319,7 @@ ImportedModel import_onnx(const std::string& bytes, int64_t batch, const std::st
   check_opset(model, origin);
   refuse_external_data(model.graph(), origin);
   const std::vector<int> positions = sort_nodes(*model.mutable_graph(), origin);
+  check_window_attributes(model.graph(), positions, origin);
   check_and_infer(model, origin);
   const std::map<std::string, std::vector<int64_t>> shapes = known_shapes(model.graph());
   out.state = std::make_unique<ImportState>(name);

@@ -212,7 +212,10 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
         Refusal{"bad_pad_max_pool.onnx", "(MaxPool): input 0 '/pool/Pad_output_0' is zero-padded by a Pad node"},
         Refusal{"bad_output_rank.onnx", "has rank 4: expected the logits"},
-        Refusal{"bad_external_data.onnx", "initializer 'w.weight' keeps its data in an external file"}),
+        Refusal{"bad_external_data.onnx", "initializer 'w.weight' keeps its data in an external file"},
+        // Found by fuzz_onnx_file: a Conv stride of 0 killed libonnx's shape inference (SIGFPE).
+        Refusal{"bad_zero_stride.onnx",
+                "'/conv1/Conv' (Conv): attribute strides has a value below 1: expected 1 or more"}),
     [](const ::testing::TestParamInfo<Refusal>& param) {
       std::string name = param.param.file.substr(4, param.param.file.size() - 9);
       for (char& c : name) c = c == '.' ? '_' : c;

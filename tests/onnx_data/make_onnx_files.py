@@ -22,6 +22,10 @@ below, so that tests can recompute them.
                       shapes and no values (the file stays small), so it plans but
                       has no initial weights
   bad_*.onnx          one refusal each (tests/onnx_import_test.cc says which message)
+
+Not written here: bad_zero_stride.onnx is the input fuzz_onnx_file found (tiny_unsorted.onnx
+mutated: a Conv stride of 0, which made libonnx's shape inference die of SIGFPE), kept as
+the fuzzer wrote it.
 """
 import os
 
