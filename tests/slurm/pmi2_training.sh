@@ -129,6 +129,14 @@ for mpi in pmi2 pmix; do
   for tasks in 3 6; do
     for i in 1 2 3 4 5; do
       out=$(as_user srun --mpi=$mpi -N3 -n$tasks ./rendezvous_probe 2>&1)
+      # Slurm's mpi/pmix authenticates the stepds' direct connections with munge; with the
+      # three slurmd of this one-machine cluster sharing one munged, a loaded machine has
+      # seen "Munge decode failed: Unauthorized credential" between them (a fault between
+      # Slurm's daemons, not in the ranks). Such a run is run once more and said so.
+      if ! contains "$out" "all-reduce ok" && contains "$out" "Munge decode failed"; then
+        echo "# --mpi=$mpi: run $i again: munge refused a stepd's credential (one-machine cluster)"
+        out=$(as_user srun --mpi=$mpi -N3 -n$tasks ./rendezvous_probe 2>&1)
+      fi
       if ! contains "$out" "all-reduce ok"; then
         fail "rendezvous probe of $tasks ranks under srun --mpi=$mpi" "$out"
         break
