@@ -60,6 +60,12 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   require(!error, "--trace '" + path + "': " + error.message());
 }
 
+// A device's seconds in one layer; the executor times devices up to the highest one the plan
+// uses, so a device the plan leaves idle (past the end) computed nothing.
+double device_seconds(const std::vector<std::vector<double>>& table, size_t layer, size_t device) {
+  return layer < table.size() && device < table[layer].size() ? table[layer][device] : 0.0;
+}
+
 }  // namespace
 
 std::vector<TraceSpan> measured_step_spans(const ModelGraph& graph, const Executor& executor,
@@ -74,13 +80,14 @@ std::vector<TraceSpan> measured_step_spans(const ModelGraph& graph, const Execut
       const int64_t bytes =
           moved_elements(counts.forward, l.id, d) * kElementBytes / (steps > 0 ? static_cast<int64_t>(steps) : 1);
       clock.add(l.name + " moves", "transfer", layer_seconds(counts.layer_moves, l.id) * per / 2, l.name, bytes);
-      clock.add(l.name, "compute", executor.forward_seconds()[id][device] * per, l.name);
+      clock.add(l.name, "compute", device_seconds(executor.forward_seconds(), id, device) * per, l.name);
       clock.add(l.name + " statistics", "sync", layer_seconds(counts.layer_statistics, l.id) * per / 2, l.name);
     }
     for (int id = graph.size() - 1; id >= 0; --id) {
       const Layer& l = graph.layer(id);
       const auto i = static_cast<size_t>(id);
-      const double backward = executor.compute_seconds()[i][device] - executor.forward_seconds()[i][device];
+      const double backward =
+          device_seconds(executor.compute_seconds(), i, device) - device_seconds(executor.forward_seconds(), i, device);
       clock.add(l.name + " backward", "compute", backward * per, l.name);
       clock.add(l.name + " statistics", "sync", layer_seconds(counts.layer_statistics, id) * per / 2, l.name);
       const int64_t bytes =
