@@ -29,6 +29,8 @@ BUILT_IN = {"resnet50", "vgg16", "alexnet", "inception_v3"}
 
 def export(name, path):
     kwargs = {"aux_logits": False, "init_weights": False} if name in ("inception_v3", "googlenet") else {}
+    if name.startswith("efficientnet"):
+        kwargs["stochastic_depth_prob"] = 0.0  # PyTorch 1.13 cannot export its Bernoulli in training mode
     model = getattr(torchvision.models, name)(**kwargs)
     size = 299 if name == "inception_v3" else 224
     torch.onnx.export(model, torch.randn(2, 3, size, size), path, training=torch.onnx.TrainingMode.TRAINING,
