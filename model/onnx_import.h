@@ -14,7 +14,8 @@
 namespace layerplan::onnx_import {
 
 // The parsed file and what was built from it; the state points into the proto. The
-// float32 initializers in `elided` keep their values in the source (model/onnx_parse.h).
+// float32 initializers in `elided` keep their values in the source (model/onnx_parse.h):
+// their Param::data holds a placeholder byte as raw_data, not their values.
 struct ImportedModel {
   std::unique_ptr<onnx::ModelProto> proto;
   std::unordered_map<const onnx::TensorProto*, DataSpan> elided;
