@@ -46,43 +46,48 @@ std::vector<float> float_values(const onnx::TensorProto& t, const onnx_import::I
   return values;
 }
 
-ModelGraph onnx_graph(const onnx_import::OnnxSource& source, int64_t batch, const std::string& origin,
+}  // namespace
+
+bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.ends_with(".onnx"); }
+
+namespace {
+
+// The model and its initial weights, from a file open or in memory.
+ModelGraph graph_from(const onnx_import::OnnxSource& input, int64_t batch, const std::string& origin,
                       const std::string& name) {
   require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
-  return std::move(onnx_import::import_onnx(source, batch, origin, name).state->graph);
+  return std::move(onnx_import::import_onnx(input, batch, origin, name).state->graph);
 }
 
-std::map<std::string, OnnxTensor> onnx_weights(const onnx_import::OnnxSource& source, const std::string& origin) {
-  const onnx_import::ImportedModel model = onnx_import::import_onnx(source, onnx_import::kFileBatch, origin, "weights");
+std::map<std::string, OnnxTensor> weights_from(const onnx_import::OnnxSource& input, const std::string& origin) {
+  const onnx_import::ImportedModel model = onnx_import::import_onnx(input, onnx_import::kFileBatch, origin, "weights");
   std::map<std::string, OnnxTensor> out;
-  for (const auto& [name, param_name] : model.state->parameter_sources) {
-    const onnx_import::Param& p = model.state->params.at(param_name);
-    require(p.data != nullptr, origin + ": '" + clipped(param_name) +
+  for (const auto& [name, source] : model.state->parameter_sources) {
+    const onnx_import::Param& p = model.state->params.at(source);
+    require(p.data != nullptr, origin + ": '" + clipped(source) +
                                    "' is a graph input without values: the file has no initial weights for it");
-    out[name] = OnnxTensor{p.dims, float_values(*p.data, model, source, origin)};
+    out[name] = OnnxTensor{p.dims, float_values(*p.data, model, input, origin)};
   }
   return out;
 }
 
 }  // namespace
 
-bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.ends_with(".onnx"); }
-
 ModelGraph model_from_onnx(const std::string& bytes, int64_t batch, const std::string& origin,
                            const std::string& name) {
-  return onnx_graph(onnx_import::BytesSource(bytes), batch, origin, name);
+  return graph_from(onnx_import::BytesSource(bytes), batch, origin, name);
 }
 
 ModelGraph model_from_onnx(const InputFile& file, int64_t batch, const std::string& origin, const std::string& name) {
-  return onnx_graph(onnx_import::FileSource(file), batch, origin, name);
+  return graph_from(onnx_import::FileSource(file), batch, origin, name);
 }
 
 std::map<std::string, OnnxTensor> onnx_initial_weights(const std::string& bytes, const std::string& origin) {
-  return onnx_weights(onnx_import::BytesSource(bytes), origin);
+  return weights_from(onnx_import::BytesSource(bytes), origin);
 }
 
 std::map<std::string, OnnxTensor> onnx_initial_weights(const InputFile& file, const std::string& origin) {
-  return onnx_weights(onnx_import::FileSource(file), origin);
+  return weights_from(onnx_import::FileSource(file), origin);
 }
 
 }  // namespace layerplan
