@@ -19,10 +19,10 @@ namespace layerplan::onnx_import {
 
 namespace {
 
+using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
 using google::protobuf::io::StringOutputStream;
-using google::protobuf::internal::WireFormatLite;
 
 // The fields on the way from a ModelProto to its initializers' bytes (onnx.proto).
 constexpr uint32_t kModelGraphTag = WireFormatLite::MakeTag(7, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
@@ -134,8 +134,8 @@ std::unique_ptr<google::protobuf::io::ZeroCopyInputStream> BytesSource::stream()
 }
 
 void BytesSource::read(int64_t offset, int64_t count, char* out) const {
-  require(offset >= 0 && count >= 0 && offset + count <= size(), "ONNX bytes: no bytes " + std::to_string(offset) +
-                                                                     " to " + std::to_string(offset + count));
+  require(offset >= 0 && count >= 0 && offset + count <= size(),
+          "ONNX bytes: no bytes " + std::to_string(offset) + " to " + std::to_string(offset + count));
   std::memcpy(out, bytes_.data() + offset, static_cast<size_t>(count));
 }
 
@@ -152,8 +152,7 @@ void FileSource::read(int64_t offset, int64_t count, char* out) const {
     const ssize_t n = ::pread(file_.fd(), out + done, static_cast<size_t>(count - done), offset + done);
     if (n < 0 && errno == EINTR) continue;
     require(n >= 0, file_.label() + " cannot be read: " + std::strerror(errno));
-    require(n > 0, file_.label() + " changed while it was read: it ends before byte " +
-                       std::to_string(offset + count));
+    require(n > 0, file_.label() + " changed while it was read: it ends before byte " + std::to_string(offset + count));
     done += n;
   }
 }

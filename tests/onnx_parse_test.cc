@@ -140,9 +140,8 @@ TEST(OnnxParse, SkippedWeightsWhoseSizeDisagreesAreRefusedWhenRead) {
   ScratchDir dir;
   const std::string path = write_file(dir, "short.onnx", model.SerializeAsString());
   EXPECT_EQ(graph_of_file(path, 4).size(), model_from_onnx(onnx_bytes("tiny.onnx"), 4, "t", "t").size());
-  EXPECT_THAT([&] { weights_of_file(path); },
-              ::testing::ThrowsMessage<UsageError>(
-                  HasSubstr("initializer 'conv1.weight' holds 428 bytes, its shape needs 432")));
+  EXPECT_THAT([&] { weights_of_file(path); }, ::testing::ThrowsMessage<UsageError>(HasSubstr(
+                                                  "initializer 'conv1.weight' holds 428 bytes, its shape needs 432")));
 }
 
 // Only float32 weights stay in the file: other types keep their bytes in the proto, where
