@@ -288,8 +288,8 @@ bool is_zoo_model(const std::string& name) {
 // named `shown` in errors.
 ModelGraph read_model(const std::string& path, const std::string& shown, int64_t batch) {
   if (is_onnx_path(path)) {
-    const std::string bytes = read_input_file(path, "ONNX file '" + shown + "'", kMaxOnnxFileBytes);
-    return model_from_onnx(bytes, batch, shown, std::filesystem::path(path).filename().string());
+    const InputFile file(path, "ONNX file '" + shown + "'", kMaxOnnxFileBytes);  // read in parts, weights skipped
+    return model_from_onnx(file, batch, shown, std::filesystem::path(path).filename().string());
   }
   return model_from_json(read_input_file(path, "model file '" + shown + "'", kMaxTextInputBytes), batch, shown);
 }

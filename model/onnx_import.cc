@@ -3,7 +3,6 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <limits>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -20,14 +19,9 @@ namespace {
 // The first line of a library's message, shortened: errors are one line.
 std::string first_line(const std::string& text) { return clipped(text.substr(0, text.find('\n')), 200); }
 
-std::unique_ptr<onnx::ModelProto> parse(const std::string& bytes, const std::string& origin) {
-  auto model = std::make_unique<onnx::ModelProto>();
-  require(bytes.size() < static_cast<size_t>(std::numeric_limits<int>::max()) &&
-              model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())),
-          origin + ": not an ONNX model (not a protobuf ModelProto, or truncated)");
-  require(model->ir_version() > 0 && model->has_graph() && model->graph().node_size() > 0,
+void check_graph_present(const onnx::ModelProto& model, const std::string& origin) {
+  require(model.ir_version() > 0 && model.has_graph() && model.graph().node_size() > 0,
           origin + ": not an ONNX model (no IR version or no graph nodes)");
-  return model;
 }
 
 void check_opset(const onnx::ModelProto& model, const std::string& origin) {
@@ -310,12 +304,13 @@ void add_loss(ImportState& s, const onnx::GraphProto& graph, const std::string& 
 
 }  // namespace
 
-ImportedModel import_onnx(const std::string& bytes, int64_t batch, const std::string& origin, const std::string& name) {
+ImportedModel import_onnx(const OnnxSource& source, int64_t batch, const std::string& origin, const std::string& name) {
   require(batch == kFileBatch || (batch >= 1 && batch <= kMaxBatch),
           "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
-  ImportedModel out;
-  out.proto = parse(bytes, origin);
+  ParsedOnnx parsed = parse_onnx(source, origin);
+  ImportedModel out{std::move(parsed.proto), std::move(parsed.elided), nullptr};
   onnx::ModelProto& model = *out.proto;
+  check_graph_present(model, origin);
   check_opset(model, origin);
   refuse_external_data(model.graph(), origin);
   const std::vector<int> positions = sort_nodes(*model.mutable_graph(), origin);

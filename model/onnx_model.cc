@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/limits.h"
 #include "common/text.h"
 #include "model/onnx_import.h"
@@ -11,9 +12,10 @@ namespace layerplan {
 
 namespace {
 
-// The float32 values of `t` (raw little-endian bytes or float_data), which must hold
-// exactly the elements its dims say.
-std::vector<float> float_values(const onnx::TensorProto& t, const std::string& origin) {
+// The float32 values of `t` (raw little-endian bytes, in the proto or left in the source,
+// or float_data), which must hold exactly the elements its dims say.
+std::vector<float> float_values(const onnx::TensorProto& t, const onnx_import::ImportedModel& model,
+                                const onnx_import::OnnxSource& source, const std::string& origin) {
   const std::string label = origin + ": initializer '" + clipped(t.name()) + "'";
   require(t.data_type() == onnx::TensorProto::FLOAT,
           label + " is not float32 (data type " + std::to_string(t.data_type()) + "): export in float32");
@@ -23,7 +25,14 @@ std::vector<float> float_values(const onnx::TensorProto& t, const std::string& o
     elements *= d;
   }
   std::vector<float> values;
-  if (t.has_raw_data()) {
+  const auto elided = model.elided.find(&t);
+  if (elided != model.elided.end()) {
+    const onnx_import::DataSpan& span = elided->second;
+    require(span.size == elements * int64_t{sizeof(float)},
+            label + " holds " + std::to_string(span.size) + " bytes, its shape needs " + std::to_string(elements * 4));
+    values.resize(static_cast<size_t>(elements));
+    source.read(span.offset, span.size, reinterpret_cast<char*>(values.data()));  // little-endian, as below
+  } else if (t.has_raw_data()) {
     require(t.raw_data().size() == static_cast<size_t>(elements) * sizeof(float),
             label + " holds " + std::to_string(t.raw_data().size()) + " bytes, its shape needs " +
                 std::to_string(elements * 4));
@@ -41,22 +50,44 @@ std::vector<float> float_values(const onnx::TensorProto& t, const std::string& o
 
 bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.ends_with(".onnx"); }
 
-ModelGraph model_from_onnx(const std::string& bytes, int64_t batch, const std::string& origin,
-                           const std::string& name) {
+namespace {
+
+// The model and its initial weights, from a file open or in memory.
+ModelGraph graph_from(const onnx_import::OnnxSource& input, int64_t batch, const std::string& origin,
+                      const std::string& name) {
   require(batch >= 1, "batch " + std::to_string(batch) + ": expected 1 to " + std::to_string(kMaxBatch) + " images");
-  return std::move(onnx_import::import_onnx(bytes, batch, origin, name).state->graph);
+  return std::move(onnx_import::import_onnx(input, batch, origin, name).state->graph);
 }
 
-std::map<std::string, OnnxTensor> onnx_initial_weights(const std::string& bytes, const std::string& origin) {
-  const onnx_import::ImportedModel model = onnx_import::import_onnx(bytes, onnx_import::kFileBatch, origin, "weights");
+std::map<std::string, OnnxTensor> weights_from(const onnx_import::OnnxSource& input, const std::string& origin) {
+  const onnx_import::ImportedModel model = onnx_import::import_onnx(input, onnx_import::kFileBatch, origin, "weights");
   std::map<std::string, OnnxTensor> out;
   for (const auto& [name, source] : model.state->parameter_sources) {
     const onnx_import::Param& p = model.state->params.at(source);
     require(p.data != nullptr, origin + ": '" + clipped(source) +
                                    "' is a graph input without values: the file has no initial weights for it");
-    out[name] = OnnxTensor{p.dims, float_values(*p.data, origin)};
+    out[name] = OnnxTensor{p.dims, float_values(*p.data, model, input, origin)};
   }
   return out;
+}
+
+}  // namespace
+
+ModelGraph model_from_onnx(const std::string& bytes, int64_t batch, const std::string& origin,
+                           const std::string& name) {
+  return graph_from(onnx_import::BytesSource(bytes), batch, origin, name);
+}
+
+ModelGraph model_from_onnx(const InputFile& file, int64_t batch, const std::string& origin, const std::string& name) {
+  return graph_from(onnx_import::FileSource(file), batch, origin, name);
+}
+
+std::map<std::string, OnnxTensor> onnx_initial_weights(const std::string& bytes, const std::string& origin) {
+  return weights_from(onnx_import::BytesSource(bytes), origin);
+}
+
+std::map<std::string, OnnxTensor> onnx_initial_weights(const InputFile& file, const std::string& origin) {
+  return weights_from(onnx_import::FileSource(file), origin);
 }
 
 }  // namespace layerplan

@@ -1,8 +1,10 @@
 #pragma once
 // Models exported to ONNX (torch.onnx.export), read with the ONNX library (libonnx, 1.12):
 // the protobuf model, its checker and its shape inference. docs/model-format.md, "ONNX
-// models", says which operators map to which layer kinds and what is refused. The caller
-// reads the file (common/input_file.h); these functions take its bytes.
+// models", says which operators map to which layer kinds and what is refused. Each function
+// takes the file open (common/input_file.h), or its bytes. Planning reads only the graph:
+// the float32 weights' bytes stay in the file (model/onnx_parse.h); onnx_initial_weights()
+// reads them.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -11,6 +13,8 @@
 #include "model/model_graph.h"
 
 namespace layerplan {
+
+class InputFile;
 
 // ONNX files larger than this are refused unread: protobuf cannot parse a message of 2 GiB,
 // and ONNX keeps larger weights in external files, which layerplan does not read.
@@ -31,6 +35,7 @@ bool is_onnx_path(const std::string& path);
 // of another opset, with an unsupported operator (naming it, the node and its position),
 // a cycle, dynamic spatial sizes, or an initializer whose shape disagrees with its layer.
 ModelGraph model_from_onnx(const std::string& bytes, int64_t batch, const std::string& origin, const std::string& name);
+ModelGraph model_from_onnx(const InputFile& file, int64_t batch, const std::string& origin, const std::string& name);
 
 // One parameter tensor: its PyTorch shape and its values.
 struct OnnxTensor {
@@ -43,5 +48,6 @@ struct OnnxTensor {
 // are the initializers' own names). Throws UsageError as model_from_onnx, and for a
 // parameter without data (declared as a graph input) or stored other than as float32.
 std::map<std::string, OnnxTensor> onnx_initial_weights(const std::string& bytes, const std::string& origin);
+std::map<std::string, OnnxTensor> onnx_initial_weights(const InputFile& file, const std::string& origin);
 
 }  // namespace layerplan

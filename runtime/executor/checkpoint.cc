@@ -122,8 +122,8 @@ void write_checkpoint(const std::string& path, const TrainingState& state) {
 TrainingState read_checkpoint(const std::string& path) {
   TrainingState state;
   if (is_onnx_path(path)) {  // an ONNX file's initializers: weights only, no step
-    const std::string bytes = read_input_file(path, "ONNX file '" + path + "'", kMaxOnnxFileBytes);
-    for (auto& [name, tensor] : onnx_initial_weights(bytes, path)) {
+    const InputFile file(path, "ONNX file '" + path + "'", kMaxOnnxFileBytes);
+    for (auto& [name, tensor] : onnx_initial_weights(file, path)) {
       state.arrays[name] = FloatArray{std::move(tensor.shape), std::move(tensor.values)};
     }
     return state;
