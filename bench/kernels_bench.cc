@@ -15,11 +15,11 @@ namespace {
 struct ConvCase {
   ModelGraph graph{"bench"};
   int conv = 0;
-  int channels = 0, groups = 1;
+  int channels = 0, groups = 1, inputs_per_group = 0;
   LayerParams params;
   Tensor input, grad_output;
 
-  explicit ConvCase(int c = 64, int g = 1) : channels(c), groups(g) {
+  explicit ConvCase(int c = 64, int g = 1) : channels(c), groups(g), inputs_per_group(c / g) {
     const int in = graph.input("in", Shape{{8, channels, 56, 56}});
     conv = graph.conv2d("conv", in, channels, Window::square(3, 1, 1), false, groups);
     std::mt19937 rng(1);
@@ -37,7 +37,8 @@ struct ConvCase {
     fill(v);
     grad_output = Tensor(grad_output.box(), v);
   }
-  double flops() const { return 2.0 * 8 * channels * 56 * 56 * (channels / groups) * 9; }  // one pass
+  // One pass: each output element reads channels/groups inputs of 3x3 taps.
+  double flops() const { return 2.0 * 8 * channels * 56 * 56 * inputs_per_group * 9; }
 };
 
 void run_conv(benchmark::State& state, const ConvCase& c, const char* backend, bool backward) {
