@@ -114,6 +114,15 @@ Interval window_rows(const Interval& out, int kernel, int stride, int pad, int64
   return {std::clamp<int64_t>(lo, 0, extent), std::clamp<int64_t>(hi, 0, extent)};
 }
 
+// Input channels of the groups that a convolution's output channels `out` belong to:
+// all of them when groups == 1, exactly `out` for a depthwise convolution.
+Interval group_input_channels(const Interval& out, int groups, int64_t out_channels, int64_t in_channels) {
+  if (groups <= 1) return {0, in_channels};
+  if (out.size() == 0) return {0, 0};
+  const int64_t out_per_group = out_channels / groups, in_per_group = in_channels / groups;
+  return {out.lo / out_per_group * in_per_group, ((out.hi - 1) / out_per_group + 1) * in_per_group};
+}
+
 }  // namespace
 
 Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot, const Box& out_box) {
@@ -125,7 +134,9 @@ Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot,
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {
       const Window& w = consumer.window;
-      if (consumer.kind != LayerKind::kConv2d) need.dim[1] = out_box.dim[1];
+      need.dim[1] = consumer.kind == LayerKind::kConv2d
+                        ? group_input_channels(out_box.dim[1], consumer.groups, consumer.output.c(), in.c())
+                        : out_box.dim[1];
       need.dim[2] = window_rows(out_box.dim[2], w.kernel_h, w.stride_h, w.pad_h, in.h());
       need.dim[3] = window_rows(out_box.dim[3], w.kernel_w, w.stride_w, w.pad_w, in.w());
       return need;

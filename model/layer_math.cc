@@ -1,5 +1,6 @@
 #include "model/layer_math.h"
 
+#include <algorithm>
 #include <bit>
 #include <optional>
 #include <stdexcept>
@@ -11,6 +12,11 @@ namespace layerplan {
 
 namespace {
 
+// Input channels each output channel of a convolution reads: those of its group.
+int64_t conv_group_inputs(const ModelGraph& graph, const Layer& layer) {
+  return graph.input_shape(layer, 0).c() / std::max(layer.groups, 1);
+}
+
 // Parameters and multiply-adds of a conv2d or fully-connected layer, nullopt when one of
 // them does not fit in 64 bits.
 struct WeightedCounts {
@@ -20,11 +26,12 @@ struct WeightedCounts {
 WeightedCounts weighted_counts(const ModelGraph& graph, const Layer& layer) {
   const Shape& in = graph.input_shape(layer, 0);
   const int64_t cout = layer.output.c();
-  // Each output element of a convolution reads cin x kh x kw inputs; a fully-connected
-  // one reads the whole input sample.
+  // Each output element of a convolution reads cin/groups x kh x kw inputs; a
+  // fully-connected one reads the whole input sample.
   const std::optional<int64_t> fan_in =
       layer.kind == LayerKind::kConv2d
-          ? checked_product({in.c(), int64_t{layer.window.kernel_h}, int64_t{layer.window.kernel_w}})
+          ? checked_product(
+                {conv_group_inputs(graph, layer), int64_t{layer.window.kernel_h}, int64_t{layer.window.kernel_w}})
           : checked_product({in.c(), in.h(), in.w()});
   if (!fan_in) return {};
   WeightedCounts counts;
@@ -62,7 +69,7 @@ std::string layer_size_problem(const ModelGraph& graph, const Layer& layer) {
 int64_t parameter_count(const ModelGraph& graph, const Layer& layer) {
   switch (layer.kind) {
     case LayerKind::kConv2d: {
-      const int64_t cin = graph.input_shape(layer, 0).c();
+      const int64_t cin = conv_group_inputs(graph, layer);
       const int64_t cout = layer.output.c();
       return cout * cin * layer.window.kernel_h * layer.window.kernel_w + (layer.has_bias ? cout : 0);
     }
@@ -87,7 +94,7 @@ int64_t parameter_count(const ModelGraph& graph) {
 int64_t forward_macs(const ModelGraph& graph, const Layer& layer) {
   switch (layer.kind) {
     case LayerKind::kConv2d:
-      return layer.output.elements() * graph.input_shape(layer, 0).c() * layer.window.kernel_h * layer.window.kernel_w;
+      return layer.output.elements() * conv_group_inputs(graph, layer) * layer.window.kernel_h * layer.window.kernel_w;
     case LayerKind::kFullyConnected: {
       const Shape& in = graph.input_shape(layer, 0);
       return layer.output.elements() * in.c() * in.h() * in.w();

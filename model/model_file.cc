@@ -58,7 +58,7 @@ class LayerEntry {
 
 const std::map<std::string, std::vector<std::string>>& allowed_fields() {
   static const std::map<std::string, std::vector<std::string>> fields = {
-      {"conv2d", {"out_channels", "kernel", "stride", "padding", "bias"}},
+      {"conv2d", {"out_channels", "kernel", "stride", "padding", "bias", "groups"}},
       {"max_pool", {"kernel", "stride", "padding"}},
       {"avg_pool", {"kernel", "stride", "padding"}},
       {"global_avg_pool", {}},
@@ -127,7 +127,8 @@ int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::
   if (!many && in.size() != 1) e.fail(kind + " takes one input");
   const int x = in.front();
   if (kind == "conv2d")
-    return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true));
+    return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true),
+                    e.integer_or("groups", 1, 1));
   if (kind == "max_pool") return g.max_pool(name, x, window_of(e, entry));
   if (kind == "avg_pool") return g.avg_pool(name, x, window_of(e, entry));
   if (kind == "global_avg_pool") return g.global_avg_pool(name, x);
@@ -257,6 +258,7 @@ std::string model_to_json(const ModelGraph& graph) {
         entry["stride"] = pair(w.stride_h, w.stride_w);
         entry["padding"] = pair(w.pad_h, w.pad_w);
         if (l.kind == LayerKind::kConv2d) entry["bias"] = l.has_bias;
+        if (l.kind == LayerKind::kConv2d && l.groups > 1) entry["groups"] = l.groups;
         break;
       case LayerKind::kFullyConnected:
         entry["out_features"] = l.output.c();

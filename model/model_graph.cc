@@ -113,21 +113,29 @@ int ModelGraph::input(std::string name, Shape shape) {
   return append(make_layer(std::move(name), LayerKind::kInput, {}, shape));
 }
 
-int ModelGraph::windowed(std::string name, LayerKind kind, int in, int64_t out_channels, Window window, bool bias) {
+int ModelGraph::windowed(std::string name, LayerKind kind, int in, int64_t out_channels, Window window, bool bias,
+                         int groups) {
   const Shape& s = layer(in).output;
   Layer l;
   l.kind = kind;
   l.inputs = {in};
   l.window = window;
   l.has_bias = bias;
+  l.groups = groups;
   l.output = {{s.n(), out_channels, window_extent(s.h(), window.kernel_h, window.stride_h, window.pad_h, name),
                window_extent(s.w(), window.kernel_w, window.stride_w, window.pad_w, name)}};
   l.name = std::move(name);
   return append(std::move(l));
 }
 
-int ModelGraph::conv2d(std::string name, int in, int out_channels, Window window, bool bias) {
-  return windowed(std::move(name), LayerKind::kConv2d, in, out_channels, window, bias);
+int ModelGraph::conv2d(std::string name, int in, int out_channels, Window window, bool bias, int groups) {
+  const int64_t in_channels = layer(in).output.c();
+  if (groups < 1 || in_channels % groups != 0 || out_channels % groups != 0) {
+    throw std::invalid_argument("conv2d " + name + ": groups " + std::to_string(groups) + " must be >= 1 and divide " +
+                                "its input channels (" + std::to_string(in_channels) + ") and output channels (" +
+                                std::to_string(out_channels) + ")");
+  }
+  return windowed(std::move(name), LayerKind::kConv2d, in, out_channels, window, bias, groups);
 }
 
 int ModelGraph::max_pool(std::string name, int in, Window window) {

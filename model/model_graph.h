@@ -64,6 +64,10 @@ struct Layer {
   Shape output;
   Window window;          // conv and pooling only
   bool has_bias = false;  // conv and fully-connected only
+  // Grouped convolution (conv only): input and output channels fall into `groups` equal
+  // groups, and each output channel reads only its group's input channels (depthwise:
+  // groups == input channels). Weight shape (out, in/groups, kh, kw), as PyTorch's.
+  int groups = 1;
 };
 
 class ModelGraph {
@@ -71,7 +75,8 @@ class ModelGraph {
   explicit ModelGraph(std::string name) : name_(std::move(name)) {}
 
   int input(std::string name, Shape shape);
-  int conv2d(std::string name, int in, int out_channels, Window window, bool bias);
+  // groups must divide both the input and the output channels.
+  int conv2d(std::string name, int in, int out_channels, Window window, bool bias, int groups = 1);
   int max_pool(std::string name, int in, Window window);
   int avg_pool(std::string name, int in, Window window);
   int global_avg_pool(std::string name, int in);
@@ -102,7 +107,8 @@ class ModelGraph {
 
  private:
   int append(Layer layer);
-  int windowed(std::string name, LayerKind kind, int in, int64_t out_channels, Window window, bool bias);
+  int windowed(std::string name, LayerKind kind, int in, int64_t out_channels, Window window, bool bias,
+               int groups = 1);
 
   std::string name_;
   std::vector<Layer> layers_;

@@ -222,24 +222,28 @@ void pad(NodeContext& n) {
 void conv(NodeContext& n) {
   const Activation x = padded_image(n, 0);
   const Param& w = n.param(1);
-  if (n.int_attribute("group", 1) != 1) {
-    n.fail("grouped convolution (group " + std::to_string(n.int_attribute("group", 1)) + ") is not supported");
-  }
   if (w.dims.size() != 4)
     n.fail("weight '" + clipped(w.name) + "' has rank " + std::to_string(w.dims.size()) + ": expected 4");
   const int64_t in_channels = n.graph().layer(x.layer).output.c();
   const int64_t out = w.dims[0];
   if (out < 1 || out > (int64_t{1} << 30))
     n.fail("weight '" + clipped(w.name) + "' has " + std::to_string(out) + " filters");
+  // Grouped and depthwise convolutions: each of `group` groups maps in/group input
+  // channels to out/group output channels.
+  const int64_t group = n.int_attribute("group", 1);
+  if (group < 1 || in_channels % group != 0 || out % group != 0) {
+    n.fail("group " + std::to_string(group) + ": expected a divisor of the input channels (" +
+           std::to_string(in_channels) + ") and of the filters (" + std::to_string(out) + ")");
+  }
   const Window win =
       with_padding(n, x,
                    window_of(n, {static_cast<int>(std::clamp<int64_t>(w.dims[2], 1, kMaxWindowAttribute)),
                                  static_cast<int>(std::clamp<int64_t>(w.dims[3], 1, kMaxWindowAttribute))}));
-  n.expect_dims(w, {out, in_channels, win.kernel_h, win.kernel_w});
+  n.expect_dims(w, {out, in_channels / group, win.kernel_h, win.kernel_w});
   const bool bias = n.has_input(2);
   if (bias) n.expect_dims(n.param(2), {out});
   const std::string name = n.layer_name(&w);
-  n.produce(n.graph().conv2d(name, x.layer, static_cast<int>(out), win, bias), 4);
+  n.produce(n.graph().conv2d(name, x.layer, static_cast<int>(out), win, bias, static_cast<int>(group)), 4);
   n.bind(name, "weight", w);
   if (bias) n.bind(name, "bias", n.param(2));
 }

@@ -29,21 +29,22 @@ bool joins_producer(const ModelGraph& graph, const Layer& layer, const Layer& he
   return true;
 }
 
-// What a layer's costs depend on besides its configuration: kind, window, bias, and
-// the shapes it reads and writes. Layers with equal signatures have equal cost tables.
+// What a layer's costs depend on besides its configuration: kind, window, bias, groups
+// and the shapes it reads and writes. Layers with equal signatures have equal cost tables.
 std::string layer_signature(const ModelGraph& graph, const Layer& l) {
   std::string key(kind_name(l.kind));
   const Window& w = l.window;
   for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w, int{l.has_bias}}) {
     key += "," + std::to_string(v);
   }
+  if (l.groups > 1) key += "/g" + std::to_string(l.groups);
   key += ">" + l.output.str();
   for (int in : l.inputs) key += "<" + graph.layer(in).output.str();
   return key;
 }
 
 // What an edge's transfer costs depend on besides the two configurations: the consumer's
-// kind and window, its output shape, this input's shape and, for a concat that can be
+// kind, window and groups, its output shape, this input's shape and, for a concat that can be
 // split along channels, where this input starts in its output. Not the other inputs, so
 // the inputs of a wide concat or add share one table; the key's length does not grow with
 // the number of inputs. (A concat is never split along channels, docs/planner.md: each of
@@ -52,6 +53,7 @@ std::string edge_signature(const ModelGraph& graph, const Layer& l, int slot) {
   std::string key(kind_name(l.kind));
   const Window& w = l.window;
   for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w}) key += "," + std::to_string(v);
+  if (l.groups > 1) key += "/g" + std::to_string(l.groups);
   key += ">" + l.output.str() + "<" + graph.input_shape(l, slot).str();
   if (l.kind == LayerKind::kConcat && splittable_dims(l.kind)[1]) {
     key += "@" + std::to_string(graph.channel_offset(l, slot));

@@ -93,6 +93,19 @@ TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationAcrossNodes) {
   }
 }
 
+TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationForGroupedConvolutions) {
+  // Channel tiles of grouped convolutions read the input channels of their groups only.
+  ModelGraph g("grouped");
+  const int in = g.input("input", {{8, 16, 8, 8}});
+  const int dw = g.conv2d("depthwise", in, 16, Window::square(3, 1, 1), false, 16);
+  const int g2 = g.conv2d("group2", dw, 8, Window::square(3, 2, 1), false, 2);
+  g.conv2d("group4", g2, 16, Window::square(1), true, 4);
+  const DeviceGraph devices = cluster(2, 4);
+  for (const Layer& l : g.layers()) {
+    if (l.kind == LayerKind::kConv2d) expect_same_traffic(g, l, 0, devices, PlacementRule::kAlignedBlocks);
+  }
+}
+
 TEST(EdgeTrafficTest, FactoredEqualsPairEnumerationOnInceptionBlock) {
   const ModelGraph g = inception_v3(8);
   const DeviceGraph devices = cluster(2, 4);

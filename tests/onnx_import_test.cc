@@ -202,7 +202,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "expected 4x3x3x3"},
         Refusal{"bad_cycle.onnx", "the graph has a cycle through node 0 '/relu/Relu' (Relu)"},
         Refusal{"bad_cycle_downstream.onnx", "the graph has a cycle through node 1 '/loop_b' (Relu)"},
-        Refusal{"bad_grouped_conv.onnx", "node 0 '/conv/Conv' (Conv): grouped convolution (group 3)"},
+        Refusal{"bad_group.onnx",
+                "node 0 '/conv/Conv' (Conv): group 2: expected a divisor of the input channels (3) and of the "
+                "filters (4)"},
         Refusal{"bad_sigmoid.onnx", "node 0 '/sigmoid/Sigmoid' (Sigmoid): operator Sigmoid is not supported"},
         Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
         Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
@@ -268,6 +270,38 @@ TEST(OnnxCommands, PlanExportAndTrainFromTheInitializers) {
       EXPECT_NEAR(values[i], weight_value(static_cast<int64_t>(i)), 1e-12) << name;
     }
   }
+}
+
+// Depthwise (group 8) and grouped (group 2) convolutions: their layers keep the group
+// count, weights (out, in/group, kh, kw) initialize them and are saved in that shape.
+TEST(OnnxCommands, GroupedConvolutionsPlanAndTrainFromTheInitializers) {
+  const ModelGraph g = read_onnx("grouped_conv.onnx", 4);
+  EXPECT_EQ(kinds(g),
+            "input conv2d batch_norm relu conv2d batch_norm relu conv2d global_avg_pool flatten fully_connected "
+            "softmax_cross_entropy");
+  EXPECT_EQ(g.layer(4).name, "features.2");
+  EXPECT_EQ(g.layer(4).groups, 8);
+  EXPECT_EQ(g.layer(7).groups, 2);
+  EXPECT_EQ(g.layer(7).output, (Shape{{4, 6, 4, 4}}));
+  EXPECT_EQ(parameter_count(g, g.layer(4)), 8 * 1 * 9);
+  EXPECT_EQ(parameter_count(g, g.layer(7)), 6 * 4 * 9 + 6);
+  ScratchDir dir;
+  const std::string plan = (dir.path() / "plan.json").string();
+  const std::string model = onnx_path("grouped_conv.onnx");
+  const testing_cli::Outcome planned =
+      testing_cli::run({"plan", "--model", model, "--batch", "4", "--gpus", "1", "--json", plan});
+  ASSERT_EQ(planned.exit_code, 0) << testing_cli::describe(planned);
+  const std::string saved = (dir.path() / "ck.safetensors").string();
+  const testing_cli::Outcome trained =
+      testing_cli::run({"train", "--plan", plan, "--model", model, "--steps", "1", "--lr", "1e-20", "--momentum", "0",
+                        "--init-from", model, "--save", saved});
+  ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
+  const safetensors::Reader checkpoint(saved);
+  EXPECT_EQ(checkpoint.read("features.2.weight").shape, (std::vector<int64_t>{8, 1, 3, 3}));
+  EXPECT_EQ(checkpoint.read("features.4.weight").shape, (std::vector<int64_t>{6, 4, 3, 3}));
+  const std::vector<float> values = checkpoint.read("features.4.weight").floats();
+  ASSERT_EQ(values.size(), 216U);
+  for (size_t i = 0; i < values.size(); ++i) EXPECT_NEAR(values[i], weight_value(static_cast<int64_t>(i)), 1e-12);
 }
 
 // An eval-mode export, batch norm folded into the convolution: it trains as the model it

@@ -2,6 +2,7 @@
 #include "runtime/gpu/gpu_conv.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "runtime/gpu/cuda_check.h"
 #include "runtime/gpu/padded_tile.h"
@@ -14,6 +15,21 @@ namespace layerplan::gpu {
 
 // Workspace the algorithm search and the calls may use.
 constexpr size_t kWorkspaceBytes = size_t{256} << 20;
+
+namespace {
+
+// The cuDNN group count of a tile of a grouped convolution: the whole groups it holds, or 1
+// for channels inside one group (its filter then reads that group's input channels).
+int64_t tile_groups(const Layer& layer, const Interval& channels) {
+  if (layer.groups <= 1) return 1;
+  const int64_t per = layer.output.c() / layer.groups;
+  if (channels.lo % per == 0 && channels.hi % per == 0) return channels.size() / per;
+  if (channels.lo / per == (channels.hi - 1) / per) return 1;
+  throw std::logic_error("GPU conv: a tile that starts or ends inside a group of " + layer.name +
+                         " and spans more than one group is not supported");
+}
+
+}  // namespace
 
 struct GpuConv::Descs {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
@@ -41,18 +57,21 @@ struct GpuConv::Descs {
         cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(out[0]), i(out[1]), i(out[2]), i(out[3])),
         "output descriptor");
     check(cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i(out[1]), 1, 1), "bias descriptor");
-    check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(out[1]), i(padded[1]), win.kernel_h,
-                                     win.kernel_w),
+    const int64_t groups = tile_groups(l.layer, out_box.dim[1]);
+    check(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(out[1]), i(padded[1] / groups),
+                                     win.kernel_h, win.kernel_w),
           "filter descriptor");
     check(cudnnSetConvolution2dDescriptor(conv, 0, 0, win.stride_h, win.stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
                                           CUDNN_DATA_FLOAT),
           "convolution descriptor");
+    check(cudnnSetConvolutionGroupCount(conv, i(groups)), "cudnnSetConvolutionGroupCount");
     check(cudnnSetConvolutionMathType(conv, ctx.conv_math()), "cudnnSetConvolutionMathType");
     int n = 0, c = 0, h = 0, wd = 0;
     check(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &c, &h, &wd), "output size");
     if (Dims4{n, c, h, wd} != out) throw std::logic_error("GPU conv: the padded tile does not give its output box");
     key = {0,      padded[0],    padded[1],    padded[2],    padded[3],
-           out[1], win.kernel_h, win.kernel_w, win.stride_h, win.stride_w};
+           out[1], win.kernel_h, win.kernel_w, win.stride_h, win.stride_w,
+           groups};
   }
   ~Descs() {
     cudnnDestroyConvolutionDescriptor(conv);

@@ -23,8 +23,8 @@ class GpuConv {
 
  private:
   struct Descs;
-  // (pass, padded input n c h w, out channels, window kh kw sh sw) -> algorithm
-  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int, int>;
+  // (pass, padded input n c h w, out channels, window kh kw sh sw, groups) -> algorithm
+  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, int, int, int64_t>;
   // Each searches once per tile shape (cudnnFind*AlgorithmEx, which runs the candidates on
   // these buffers and `workspace` of kWorkspaceBytes) and caches the choice.
   int forward_algorithm(const Descs& d, const float* x, const float* w, float* y, void* workspace);

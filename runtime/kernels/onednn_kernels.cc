@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/kernels/backend_helpers.h"
 #include "runtime/kernels/batch_norm_loops.h"
@@ -55,7 +57,7 @@ struct OnednnKernels::Engine {
 namespace {
 
 memory::desc plain(const memory::dims& dims) {
-  static const std::unordered_map<size_t, tag> kTags = {{1, tag::x}, {2, tag::nc}, {4, tag::nchw}};
+  static const std::unordered_map<size_t, tag> kTags = {{1, tag::x}, {2, tag::nc}, {4, tag::nchw}, {5, tag::goihw}};
   return memory::desc(dims, dt::f32, kTags.at(dims.size()));
 }
 
@@ -97,13 +99,19 @@ struct ConvDescs {
 
 memory::desc any_layout(const memory::desc& plain_md) { return memory::desc(plain_md.dims(), dt::f32, tag::any); }
 
-ConvDescs conv_descs(const dnnl::engine& eng, const LayerRef& l, const Box& in_box, const Box& out_box, bool bias) {
+// `groups` > 1: the tile holds that many whole groups of a grouped convolution, and the
+// weights are (groups, out/groups, in/groups, kh, kw), which is our (out, in/groups, kh,
+// kw) shard read as oneDNN's goihw.
+ConvDescs conv_descs(const dnnl::engine& eng, const LayerRef& l, const Box& in_box, const Box& out_box, bool bias,
+                     int64_t groups) {
   const Window& w = l.layer.window;
   ConvDescs d;
   d.window = dnnl_window(w, out_box, in_box);
   d.has_bias = bias;
   d.src = plain(dims_of(in_box));
-  d.wei = plain({out_box.dim[1].size(), in_box.dim[1].size(), w.kernel_h, w.kernel_w});
+  const int64_t out_channels = out_box.dim[1].size(), in_channels = in_box.dim[1].size();
+  d.wei = groups > 1 ? plain({groups, out_channels / groups, in_channels / groups, w.kernel_h, w.kernel_w})
+                     : plain({out_channels, in_channels, w.kernel_h, w.kernel_w});
   d.bias = plain({out_box.dim[1].size()});
   d.dst = plain(dims_of(out_box));
   const DnnlWindow& dw = d.window;
@@ -154,10 +162,70 @@ void OnednnKernels::Engine::finish_output(const memory& result, const memory::de
   dnnl::reorder(result, user).execute(stream, const_cast<memory&>(result), user);
 }
 
+namespace {
+
+// A convolution tile cut into the pieces oneDNN's primitive takes: whole groups, or
+// output channels inside one group. Each piece holds its oneDNN group count (1 inside a
+// group). Only a tile that starts or ends inside a group of a grouped convolution (e.g.
+// channels [2,6) of groups of 4) has more than one piece; pieces read disjoint input
+// channels.
+struct ConvPiece {
+  Interval channels;
+  int64_t groups = 1;
+};
+
+std::vector<ConvPiece> conv_pieces(const Layer& layer, Interval out) {
+  if (layer.groups <= 1) return {{out, 1}};
+  const int64_t per = layer.output.c() / layer.groups;
+  const int64_t first_whole = (out.lo + per - 1) / per * per, end_whole = out.hi / per * per;
+  std::vector<ConvPiece> pieces;
+  if (out.lo < first_whole) pieces.push_back({{out.lo, std::min(first_whole, out.hi)}, 1});
+  if (first_whole < end_whole) pieces.push_back({{first_whole, end_whole}, (end_whole - first_whole) / per});
+  if (first_whole <= end_whole && end_whole < out.hi) pieces.push_back({{end_whole, out.hi}, 1});
+  return pieces;
+}
+
+Box with_channels(Box box, Interval channels) {
+  box.dim[1] = channels;
+  return box;
+}
+
+}  // namespace
+
 Tensor OnednnKernels::do_conv2d_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
                                         const Box& out_box) {
+  const std::vector<ConvPiece> pieces = conv_pieces(l.layer, out_box.dim[1]);
+  if (pieces.size() == 1) return conv_forward_piece(l, params, x, out_box, pieces[0].groups);
+  Tensor y(out_box, Tensor::kUninitialized);
+  for (const ConvPiece& piece : pieces) {
+    const Box piece_box = with_channels(out_box, piece.channels);
+    const Tensor part = conv_forward_piece(l, shard(params, piece.channels), crop(x, l.required_input(0, piece_box)),
+                                           piece_box, piece.groups);
+    copy_intersection(part, &y);
+  }
+  return y;
+}
+
+WeightedGrads OnednnKernels::do_conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                const Tensor& grad_output) {
+  const std::vector<ConvPiece> pieces = conv_pieces(l.layer, grad_output.box().dim[1]);
+  if (pieces.size() == 1) return conv_backward_piece(l, params, x, grad_output, pieces[0].groups);
+  WeightedGrads out{Tensor(x.box(), Tensor::kUninitialized), gradient_like(params)};
+  for (const ConvPiece& piece : pieces) {
+    const Box piece_box = with_channels(grad_output.box(), piece.channels);
+    const WeightedGrads part =
+        conv_backward_piece(l, shard(params, piece.channels), crop(x, l.required_input(0, piece_box)),
+                            crop(grad_output, piece_box), piece.groups);
+    copy_intersection(part.input, &out.input);  // the pieces' input channels tile x's
+    add_shard(part.params, &out.params);
+  }
+  return out;
+}
+
+Tensor OnednnKernels::conv_forward_piece(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                         const Box& out_box, int64_t groups) {
   const bool bias = !params.bias.empty();
-  const ConvDescs d = conv_descs(dnnl_->engine, l, x.box(), out_box, bias);
+  const ConvDescs d = conv_descs(dnnl_->engine, l, x.box(), out_box, bias, groups);
   Tensor y(out_box, Tensor::kUninitialized);
   const memory dst = dnnl_->output_as(d.fwd.dst_desc(), d.dst, y.data(), Engine::kDst);
   std::unordered_map<int, memory> args = {
@@ -171,11 +239,11 @@ Tensor OnednnKernels::do_conv2d_forward(const LayerRef& l, const LayerParams& pa
   return y;
 }
 
-WeightedGrads OnednnKernels::do_conv2d_backward(const LayerRef& l, const LayerParams& params, const Tensor& x,
-                                                const Tensor& grad_output) {
+WeightedGrads OnednnKernels::conv_backward_piece(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                                 const Tensor& grad_output, int64_t groups) {
   const Box& out_box = grad_output.box();
   const bool bias = !params.bias.empty();
-  const ConvDescs d = conv_descs(dnnl_->engine, l, x.box(), out_box, bias);
+  const ConvDescs d = conv_descs(dnnl_->engine, l, x.box(), out_box, bias, groups);
   const DnnlWindow& dw = d.window;
   WeightedGrads out{Tensor(x.box(), Tensor::kUninitialized), gradient_like(params)};
 

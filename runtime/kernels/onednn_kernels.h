@@ -50,6 +50,13 @@ class OnednnKernels : public ReferenceKernels {
                                             const Box& out_box) override;
 
  private:
+  // Convolution of a tile that holds whole groups (`groups` of them, 1 when the layer is
+  // not grouped) or channels inside one group (`groups` 1).
+  Tensor conv_forward_piece(const LayerRef& l, const LayerParams& params, const Tensor& x, const Box& out_box,
+                            int64_t groups);
+  WeightedGrads conv_backward_piece(const LayerRef& l, const LayerParams& params, const Tensor& x,
+                                    const Tensor& grad_output, int64_t groups);
+
   struct Engine;  // dnnl::engine and stream, kept out of this header
   std::unique_ptr<Engine> dnnl_;
 };

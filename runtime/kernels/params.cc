@@ -17,7 +17,7 @@ ParamLayout param_layout(const ModelGraph& graph, const Layer& layer) {
   const Shape& in = graph.input_shape(layer, 0);
   switch (layer.kind) {
     case LayerKind::kConv2d:
-      return {in.c() * layer.window.kernel_h * layer.window.kernel_w, layer.has_bias};
+      return {in.c() / layer.groups * layer.window.kernel_h * layer.window.kernel_w, layer.has_bias};
     case LayerKind::kFullyConnected:
       return {in.c() * in.h() * in.w(), layer.has_bias};
     default:

@@ -1,7 +1,7 @@
 #pragma once
 // The trainable parameters (and batch-norm running statistics) of one layer, in
 // PyTorch's layout so that a torchvision state_dict loads without reordering:
-//   conv2d          weight [out][in][kh][kw], bias [out]
+//   conv2d          weight [out][in/groups][kh][kw], bias [out]
 //   fully_connected weight [out][in], bias [out] (in = c*h*w of the input, NCHW order)
 //   batch_norm      weight [c], bias [c], running_mean [c], running_var [c]
 // A shard holds the rows [channels.lo, channels.hi) of the first dimension of every
@@ -17,7 +17,7 @@ namespace layerplan {
 
 struct LayerParams {
   Interval channels;  // output channels (features) of the layer this shard holds
-  int64_t row = 0;    // weight elements per output channel (in*kh*kw, in, or 1)
+  int64_t row = 0;    // weight elements per output channel (in/groups*kh*kw, in, or 1)
   std::vector<float> weight;
   std::vector<float> bias;          // empty when the layer has no bias
   std::vector<float> running_mean;  // batch norm only
@@ -36,7 +36,7 @@ bool has_params(LayerKind kind);
 LayerParams zero_params(const ModelGraph& graph, const Layer& layer, Interval channels);
 LayerParams zero_params(const ModelGraph& graph, const Layer& layer);  // all channels
 
-// Weight elements per output channel (in*kh*kw, in, or 1) and whether there is a bias, of
+// Weight elements per output channel (in/groups*kh*kw, in, or 1) and whether there is a bias, of
 // a layer with parameters, without allocating them (zero_params does the same checks).
 struct ParamLayout {
   int64_t row = 0;

@@ -28,6 +28,16 @@ void for_each_tap(const Window& w, const Shape& in_shape, int64_t oh, int64_t ow
   }
 }
 
+// The input channels a convolution's output channel k reads: `inputs` channels from
+// first_input(k) (all of them unless the convolution is grouped).
+struct GroupChannels {
+  int64_t inputs = 0, outputs = 0;  // per group
+  explicit GroupChannels(const LayerRef& l)
+      : inputs(l.input_shape(0).c() / l.layer.groups), outputs(l.layer.output.c() / l.layer.groups) {}
+  int64_t first_input(int64_t k) const { return k / outputs * inputs; }
+};
+
+// Index in a shard of the weight of output channel k, input channel c of its group.
 size_t weight_index(const LayerParams& p, const Window& w, int64_t k, int64_t c, int kh, int kw) {
   const int64_t taps = static_cast<int64_t>(w.kernel_h) * w.kernel_w;
   return static_cast<size_t>(((k - p.channels.lo) * (p.row / taps) + c) * taps + static_cast<int64_t>(kh) * w.kernel_w +
@@ -42,12 +52,14 @@ Tensor ReferenceKernels::do_conv2d_forward(const LayerRef& l, const LayerParams&
                                            const Box& out_box) {
   const Shape& in_shape = l.input_shape(0);
   const Window& win = l.layer.window;
+  const GroupChannels group(l);
   Tensor y(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t k, int64_t oh, int64_t ow) {
     double acc = params.bias.empty() ? 0.0 : params.bias[static_cast<size_t>(k - params.channels.lo)];
-    for (int64_t c = 0; c < in_shape.c(); ++c) {
+    const int64_t first = group.first_input(k);
+    for (int64_t c = 0; c < group.inputs; ++c) {
       for_each_tap(win, in_shape, oh, ow, [&](int64_t ih, int64_t iw, int kh, int kw) {
-        acc += static_cast<double>(params.weight[weight_index(params, win, k, c, kh, kw)]) * x.at(n, c, ih, iw);
+        acc += static_cast<double>(params.weight[weight_index(params, win, k, c, kh, kw)]) * x.at(n, first + c, ih, iw);
       });
     }
     y.at(n, k, oh, ow) = static_cast<float>(acc);
@@ -62,13 +74,15 @@ WeightedGrads ReferenceKernels::do_conv2d_backward(const LayerRef& l, const Laye
   const Window& win = l.layer.window;
   std::vector<double> dx(static_cast<size_t>(x.size()), 0.0), dw(params.weight.size(), 0.0),
       db(params.bias.size(), 0.0);
+  const GroupChannels group(l);
   for_each_element(out_box, [&](int64_t n, int64_t k, int64_t oh, int64_t ow) {
     const double g = grad_output.at(n, k, oh, ow);
     if (!db.empty()) db[static_cast<size_t>(k - params.channels.lo)] += g;
-    for (int64_t c = 0; c < in_shape.c(); ++c) {
+    const int64_t first = group.first_input(k);
+    for (int64_t c = 0; c < group.inputs; ++c) {
       for_each_tap(win, in_shape, oh, ow, [&](int64_t ih, int64_t iw, int kh, int kw) {
         const size_t wi = weight_index(params, win, k, c, kh, kw);
-        const auto xi = static_cast<size_t>(x.offset(n, c, ih, iw));
+        const auto xi = static_cast<size_t>(x.offset(n, first + c, ih, iw));
         dx[xi] += g * params.weight[wi];
         dw[wi] += g * x.data()[xi];
       });

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes tests/kernels_data/torch_cases.json: PyTorch's outputs and gradients for one
 small case of every layer kind, which kernels_reference_test.cc compares the reference
-kernels with. Run with Debian's python3-torch (1.13):
+kernels with; and tests/kernels_data/torch_grouped_cases.json, grouped and depthwise
+convolutions. Run with Debian's python3-torch (1.13):
 
     /usr/bin/python3 tests/kernels_data/generate.py
 
@@ -45,15 +46,17 @@ def case(name, kind, **fields):
     return out
 
 
-def windowed(gen, name, kind, shape, window, out_channels=None, bias=True):
+def windowed(gen, name, kind, shape, window, out_channels=None, bias=True, groups=1):
     kh, kw, sh, sw, ph, pw = window
     x = rand(gen, *shape).requires_grad_()
     fields = {"input_shape": list(shape), "window": list(window), "x": x}
     if kind == "conv2d":
-        w = rand(gen, out_channels, shape[1], kh, kw).requires_grad_()
+        w = rand(gen, out_channels, shape[1] // groups, kh, kw).requires_grad_()
         b = rand(gen, out_channels).requires_grad_() if bias else None
-        y = F.conv2d(x, w, b, stride=(sh, sw), padding=(ph, pw))
+        y = F.conv2d(x, w, b, stride=(sh, sw), padding=(ph, pw), groups=groups)
         fields.update(out_channels=out_channels, bias=bias, weight=w)
+        if groups > 1:
+            fields["groups"] = groups
         if bias:
             fields["bias_values"] = b
     elif kind == "max_pool":
@@ -68,6 +71,25 @@ def windowed(gen, name, kind, shape, window, out_channels=None, bias=True):
         if bias:
             fields["grad_bias"] = b.grad
     return case(name, kind, **fields)
+
+
+def write(cases, file_name):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file_name)
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/kernels_data/generate.py", "torch": torch.__version__, "cases": cases}, f)
+        f.write("\n")
+    print(f"wrote {len(cases)} cases to {path}")
+
+
+def grouped_cases():
+    """Grouped and depthwise convolutions (torch_grouped_cases.json, a generator of its own)."""
+    gen = torch.Generator().manual_seed(2019)
+    return [
+        windowed(gen, "conv depthwise 3x3 pad 1", "conv2d", (2, 4, 6, 6), (3, 3, 1, 1, 1, 1), 4, groups=4),
+        windowed(gen, "conv depthwise x2 3x3 stride 2", "conv2d", (1, 3, 7, 7), (3, 3, 2, 2, 1, 1), 6, bias=False,
+                 groups=3),
+        windowed(gen, "conv group 2 3x3 pad 1", "conv2d", (2, 4, 5, 5), (3, 3, 1, 1, 1, 1), 6, groups=2),
+    ]
 
 
 def main():
@@ -162,6 +184,7 @@ def main():
         json.dump({"generator": "tests/kernels_data/generate.py", "torch": torch.__version__, "cases": cases}, f)
         f.write("\n")
     print(f"wrote {len(cases)} cases to {path}")
+    write(grouped_cases(), "torch_grouped_cases.json")
 
 
 if __name__ == "__main__":

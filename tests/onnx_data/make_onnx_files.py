@@ -16,6 +16,7 @@ below, so that tests can recompute them.
   tiny_softmax.onnx   a LogSoftmax output (the loss itself), opset 17
   tiny_unsorted.onnx  tiny.onnx with its nodes listed out of order
   tiny_pad.onnx       Pad nodes folded into an AveragePool and a Conv
+  grouped_conv.onnx   a depthwise and a grouped convolution (MobileNet, ResNeXt)
   tiny_folded.onnx    an eval-mode export with folding: batch norm folded into the
                       convolution, whose weights get generated names (onnx::Conv_N)
   resnet50.onnx       torchvision's ResNet-50 graph; its weights are graph inputs with
@@ -68,13 +69,13 @@ class Graph:
         self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
         return outs[0]
 
-    def conv(self, x, module, cin, cout, k, stride=1, pad=0, bias=False):
-        inputs = [x, self.weight(f"{module}.weight", [cout, cin, k, k])]
+    def conv(self, x, module, cin, cout, k, stride=1, pad=0, bias=False, group=1):
+        inputs = [x, self.weight(f"{module}.weight", [cout, cin // group, k, k])]
         if bias:
             inputs.append(self.weight(f"{module}.bias", [cout]))
         path = "/" + module.replace(".", "/")
         return self.node("Conv", inputs, f"{path}/Conv", kernel_shape=[k, k], strides=[stride, stride],
-                         pads=[pad] * 4, dilations=[1, 1], group=1)
+                         pads=[pad] * 4, dilations=[1, 1], group=group)
 
     def bn(self, x, module, c):
         inputs = [x] + [self.weight(f"{module}.{p}", [c]) for p in ("weight", "bias", "running_mean", "running_var")]
@@ -182,6 +183,19 @@ def folded():
     return g.model([1, 3, 8, 8], x, [1, 5])
 
 
+def grouped():
+    """A MobileNet-style block: 1x1 conv, depthwise 3x3 (group 8), a 3x3 stride-2 conv of
+    group 2 with bias, global pooling and a fully connected layer."""
+    g = Graph()
+    x = g.relu(g.bn(g.conv("input", "features.0", 4, 8, 1), "features.1", 8), "/features/relu")
+    x = g.relu(g.bn(g.conv(x, "features.2", 8, 8, 3, pad=1, group=8), "features.3", 8), "/features/relu_1")
+    x = g.conv(x, "features.4", 8, 6, 3, stride=2, pad=1, bias=True, group=2)
+    x = g.node("GlobalAveragePool", [x], "/avgpool/GlobalAveragePool")
+    x = g.node("Flatten", [x], "/Flatten", axis=1)
+    x = g.gemm(x, "fc", 6, 5)
+    return g.model(["batch_size", 4, 8, 8], x, ["batch_size", 5])
+
+
 def resnet50():
     """torchvision.models.resnet50 as exported in training mode, weights without values."""
     g = Graph(weights_as_inputs=True)
@@ -233,8 +247,8 @@ def refusals():
     yield "bad_dynamic_hw.onnx", small([flat], ["N", None], x_dims=["N", 3, "height", "width"]), True
     yield "bad_init_shape.onnx", small([("Conv", ["input", "w.weight"], {"kernel_shape": [3, 3]}), flat],
                                        ["N", 144], weights=[("w.weight", [4, 2, 3, 3])]), False
-    yield "bad_grouped_conv.onnx", small([("Conv", ["input", "w.weight"], {"group": 3}), flat], ["N", 108],
-                                         weights=[("w.weight", [3, 1, 3, 3])]), True
+    yield "bad_group.onnx", small([("Conv", ["input", "w.weight"], {"group": 2}), flat], ["N", 144],
+                                  weights=[("w.weight", [4, 1, 3, 3])]), True
     yield "bad_sigmoid.onnx", small([("Sigmoid", ["input"], {}), flat], ["N", 192]), True
     yield "bad_mul.onnx", small([("Mul", ["input", "input"], {}), flat], ["N", 192]), True
     yield "bad_asymmetric_pads.onnx", small([("Conv", ["input", "w.weight"], {"pads": [1, 1, 0, 0]}), flat],
@@ -279,6 +293,7 @@ def main():
     save(padded(), "tiny_pad.onnx")
     save(pad_into_max_pool(), "bad_pad_max_pool.onnx")
     save(resnet50(), "resnet50.onnx")
+    save(grouped(), "grouped_conv.onnx")
     for name, model, check in refusals():
         save(model, name, check)
 
