@@ -198,6 +198,23 @@ LockResult take_lock(int dir_fd, const std::string& lock, const std::string& mar
   return LockResult::kUnusable;
 }
 
+// The winner's plan file as this node names it: the same file may be mounted at another
+// path on the winner's node, so its name is looked up in our folder (a regular file of
+// ours) and the report's path and LAYERPLAN_PLAN say our path. False when it is not there.
+bool take_plan_path(int dir_fd, const std::string& folder, ChildReport& report) {
+  const std::string name = report.plan_path.substr(report.plan_path.find_last_of('/') + 1);  // npos + 1 == 0
+  struct stat st {};
+  if (name.empty() || name == "." || name == ".." || ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    return false;
+  }
+  report.plan_path = folder + "/" + name;
+  for (auto& [variable, value] : report.environment) {
+    if (variable == "LAYERPLAN_PLAN") value = report.plan_path;
+  }
+  return true;
+}
+
 ChildReport planned_here(const std::function<ChildReport()>& plan_here, const std::string& origin) {
   ChildReport report = plan_here();
   report.origin = origin;
@@ -291,6 +308,9 @@ ChildReport plan_once(const PlanOnceSetup& setup, const std::function<ChildRepor
     if (found) {
       if (!found->report.error.empty()) {
         return planned_here(plan_here, "planned here: " + found->label + " could not plan");
+      }
+      if (!take_plan_path(folder.fd, setup.folder, found->report)) {
+        return planned_here(plan_here, "planned here: the plan file of " + found->label + " is not in this folder");
       }
       found->report.origin = "plan from " + found->label;
       found->report.plan_ms = 0.0;

@@ -4,7 +4,8 @@
 // create the lock file `.layerplan-JOB.STEP.KEY.lock` (O_CREAT|O_EXCL) plans and publishes
 // the plan, then writes its report to the marker `.layerplan-JOB.STEP.KEY.done`
 // (atomically: a temporary file renamed onto it). The other nodes find the lock taken and
-// poll for the marker, within a bound, and take the plan from it. KEY hashes what the plan
+// poll for the marker, within a bound, and take the plan from it (the plan file by its name
+// in their own folder, which may be mounted elsewhere on the winner). KEY hashes what the plan
 // depends on, so nodes that would plan differently never share a plan (they plan
 // themselves and the plan file's comparison catches the difference).
 //

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "spank_plugin/plan_once.h"
@@ -78,6 +79,7 @@ class PlanOnceTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::duration<double>(delay_s));
       ChildReport r;
       r.plan_path = folder.string() + "/layerplan-12.0.json";
+      std::ofstream(r.plan_path) << "plan by " << who;
       r.environment = {{"LAYERPLAN_PLAN", r.plan_path}, {"LAYERPLAN_MODE", "auto"}};
       r.summary = "planned by " + who;
       r.explain = {"layerplan: table of " + who};
@@ -159,6 +161,26 @@ TEST_F(PlanOnceTest, ALaterNodeTakesTheFinishedPlanAndItsExplainTable) {
   EXPECT_EQ(r.summary, "planned by node 0 (a)");
   EXPECT_EQ(r.explain, std::vector<std::string>{"layerplan: table of node 0 (a)"});
   EXPECT_EQ(calls(), std::vector<std::string>{"node 0 (a)"});
+}
+
+// The winner may name the shared folder by another path (another mount point): the
+// plan file is taken by its name in our folder, and LAYERPLAN_PLAN says our path.
+TEST_F(PlanOnceTest, TheWinnersPlanFileIsNamedByOurPathToTheFolder) {
+  plan_once(setup("node 0 (a)", plans()), planner("node 0 (a)"));
+  fs::create_directory_symlink(plans(), dir_ / "mounted-elsewhere");
+  const ChildReport r = plan_once(setup("node 1 (b)", dir_ / "mounted-elsewhere"), planner("node 1 (b)"));
+  const std::string ours = (dir_ / "mounted-elsewhere" / "layerplan-12.0.json").string();
+  EXPECT_EQ(r.origin, "plan from node 0 (a)");
+  EXPECT_EQ(r.plan_path, ours);
+  EXPECT_EQ(r.environment.front(), (std::pair<std::string, std::string>{"LAYERPLAN_PLAN", ours}));
+}
+
+TEST_F(PlanOnceTest, AMarkerWhosePlanFileIsMissingIsNotTrusted) {
+  plan_once(setup("node 0 (a)", plans()), planner("node 0 (a)"));
+  fs::remove(plans() / "layerplan-12.0.json");
+  const ChildReport r = plan_once(setup("node 1 (b)", plans()), planner("node 1 (b)"));
+  EXPECT_EQ(r.origin, "planned here: the plan file of node 0 (a) is not in this folder");
+  EXPECT_EQ(r.summary, "planned by node 1 (b)");
 }
 
 TEST_F(PlanOnceTest, AWinnerThatFailsLetsTheOthersPlanAtOnce) {
