@@ -13,6 +13,7 @@
 #include <exception>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "spank_plugin/plan_file.h"
 
@@ -227,6 +228,72 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
+struct SharedFiles {
+  int dir_fd = -1;
+  std::string lock, marker;
+  std::string host;  // this host's name
+};
+
+// We hold the lock: plan, and tell the others through the marker, failures included.
+ChildReport plan_as_winner(const PlanOnceSetup& setup, const SharedFiles& files,
+                           const std::function<ChildReport()>& plan_here) {
+  ChildReport report;
+  try {
+    report = plan_here();
+  } catch (const std::exception& e) {
+    ChildReport failure;
+    failure.error = e.what();
+    write_marker(files.dir_fd, files.marker, setup.node_label, failure);
+    throw;
+  } catch (...) {
+    ChildReport failure;
+    failure.error = "internal error while planning";
+    write_marker(files.dir_fd, files.marker, setup.node_label, failure);
+    throw;
+  }
+  write_marker(files.dir_fd, files.marker, setup.node_label, report);
+  report.origin = "planned here";
+  return report;
+}
+
+// The winner's finished marker made into our report, or our own plan when it failed.
+ChildReport from_marker(const PlanOnceSetup& setup, const SharedFiles& files, Marker found,
+                        const std::function<ChildReport()>& plan_here) {
+  if (!found.report.error.empty()) return planned_here(plan_here, "planned here: " + found.label + " could not plan");
+  if (!take_plan_path(files.dir_fd, setup.folder, found.report)) {
+    return planned_here(plan_here, "planned here: the plan file of " + found.label + " is not in this folder");
+  }
+  found.report.origin = "plan from " + found.label;
+  found.report.plan_ms = 0.0;
+  found.report.write_ms = 0.0;
+  return std::move(found.report);
+}
+
+// Another node holds the lock: wait for its marker, within the bound.
+ChildReport wait_for_winner(const PlanOnceSetup& setup, const SharedFiles& files,
+                            const std::function<ChildReport()>& plan_here) {
+  const std::time_t not_before = setup.step_start - kSameStepSlackS;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(setup.wait_s));
+  for (;;) {
+    if (std::optional<Marker> found = read_marker(files.dir_fd, files.marker, not_before)) {
+      return from_marker(setup, files, std::move(*found), plan_here);
+    }
+    const LockOwner owner = read_lock(files.dir_fd, files.lock);
+    if (owner_gone(owner, files.host)) {
+      // It may have finished just now.
+      if (std::optional<Marker> found = read_marker(files.dir_fd, files.marker, not_before)) {
+        return from_marker(setup, files, std::move(*found), plan_here);
+      }
+      return planned_here(plan_here, "planned here: " + owner.label + " stopped before its plan was ready");
+    }
+    if (Clock::now() >= deadline) {
+      return planned_here(plan_here, "planned here: shared plan not ready after " + seconds_text(setup.wait_s) + " s");
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(setup.poll_s));
+  }
+}
+
 }  // namespace
 
 std::string plan_inputs_key(const StepRequest& request, const NodeTopology& node, int nodes,
@@ -266,62 +333,17 @@ ChildReport plan_once(const PlanOnceSetup& setup, const std::function<ChildRepor
   if (!folder_is_private(folder.fd)) {
     return planned_here(plan_here, "planned here (others may write to the plan folder, so it is not shared)");
   }
-  const std::string lock = "." + setup.stem + ".lock";
-  const std::string marker = "." + setup.stem + ".done";
-  const std::string host = host_name();
-  const std::string content = setup.node_label + "\n" + host + "\n" + std::to_string(::getpid()) + "\n";
-  const LockResult taken = take_lock(folder.fd, lock, marker, setup.step_start, content);
-  if (taken == LockResult::kUnusable) return planned_here(plan_here, "planned here");
-  if (taken == LockResult::kOurs) {
-    ChildReport report;
-    try {
-      report = plan_here();
-    } catch (const std::exception& e) {
-      ChildReport failure;
-      failure.error = e.what();
-      write_marker(folder.fd, marker, setup.node_label, failure);
-      throw;
-    } catch (...) {
-      ChildReport failure;
-      failure.error = "internal error while planning";
-      write_marker(folder.fd, marker, setup.node_label, failure);
-      throw;
-    }
-    write_marker(folder.fd, marker, setup.node_label, report);
-    report.origin = "planned here";
-    return report;
+  const SharedFiles files{folder.fd, "." + setup.stem + ".lock", "." + setup.stem + ".done", host_name()};
+  const std::string content = setup.node_label + "\n" + files.host + "\n" + std::to_string(::getpid()) + "\n";
+  switch (take_lock(folder.fd, files.lock, files.marker, setup.step_start, content)) {
+    case LockResult::kOurs:
+      return plan_as_winner(setup, files, plan_here);
+    case LockResult::kTaken:
+      return wait_for_winner(setup, files, plan_here);
+    case LockResult::kUnusable:
+      break;
   }
-  // Another node holds the lock: wait for its marker.
-  const std::time_t not_before = setup.step_start - kSameStepSlackS;
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(setup.wait_s));
-  for (;;) {
-    std::optional<Marker> found = read_marker(folder.fd, marker, not_before);
-    if (!found) {
-      const LockOwner owner = read_lock(folder.fd, lock);
-      if (owner_gone(owner, host)) {
-        found = read_marker(folder.fd, marker, not_before);  // it may have finished just now
-        if (!found)
-          return planned_here(plan_here, "planned here: " + owner.label + " stopped before its plan was ready");
-      }
-    }
-    if (found) {
-      if (!found->report.error.empty()) {
-        return planned_here(plan_here, "planned here: " + found->label + " could not plan");
-      }
-      if (!take_plan_path(folder.fd, setup.folder, found->report)) {
-        return planned_here(plan_here, "planned here: the plan file of " + found->label + " is not in this folder");
-      }
-      found->report.origin = "plan from " + found->label;
-      found->report.plan_ms = 0.0;
-      found->report.write_ms = 0.0;
-      return found->report;
-    }
-    if (Clock::now() >= deadline) {
-      return planned_here(plan_here, "planned here: shared plan not ready after " + seconds_text(setup.wait_s) + " s");
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(setup.poll_s));
-  }
+  return planned_here(plan_here, "planned here");
 }
 
 }  // namespace layerplan::spank
