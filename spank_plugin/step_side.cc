@@ -124,7 +124,7 @@ std::string plan_inputs_text(const PluginState& s) {
 
 // Steps whose nodes may share one plan (plan_once.h). The batch script runs on one node
 // though its plan is for all of the job's.
-bool shares_plan(const PluginState& s) { return s.nodes > 1 && s.step_id != kBatchStepId; }
+bool shares_plan(const PluginState& s) { return s.args.plan_once && s.nodes > 1 && s.step_id != kBatchStepId; }
 
 std::string host_name() {
   char name[256] = {};
@@ -191,7 +191,7 @@ void export_plan(spank_t sp, const PluginState& s, const ChildReport& report, do
              s.job_id, step_label(s.step_id).c_str(), s.node_id, s.discover_ms, report.plan_ms, report.write_ms,
              process_ms, report.origin.c_str(), report.summary.c_str());
   // Every node of a multi-node step says where its plan came from (docs/slurm-plugin.md).
-  if (shares_plan(s)) {
+  if (s.nodes > 1 && s.step_id != kBatchStepId) {
     slurm_spank_log("layerplan: job %u.%s node %u: %s", s.job_id, step_label(s.step_id).c_str(), s.node_id,
                     report.origin.c_str());
   }

@@ -612,6 +612,30 @@ TEST_F(StepdTest, ThreeNodesSharingTheFolderPlanOnce) {
   EXPECT_EQ(plans, one + one + one);
 }
 
+// plugstack.conf's plan_once=off: every node plans, as before plan-once, and says so.
+TEST_F(StepdTest, PlanOnceOffMakesEveryNodePlan) {
+  std::vector<Step> nodes;
+  for (uint32_t id = 0; id < 3; ++id) {
+    Step s = step({"layerplan=auto", "layerplan-model=alexnet"}, {"plan_once=off"});
+    s.job_id = 92;
+    s.node_id = id;
+    s.nnodes = 3;
+    nodes.push_back(s);
+  }
+  int here = 0;
+  std::string all;
+  for (const StepResult& r : run_steps_at_once(nodes, kPlugin)) {
+    ASSERT_TRUE(r.stand_in_ok());
+    EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+    all += r.all_output();
+    for (const std::string& line : r.output) here += line.find(": planned here") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(here, 3) << all;
+  for (const auto& entry : fs::directory_iterator(work_)) {
+    EXPECT_EQ(entry.path().extension(), ".json") << entry.path();
+  }
+}
+
 // A single-node step, and the batch script, have nobody to share with: no lock, no line.
 TEST_F(StepdTest, ASingleNodeStepPlansWithoutALock) {
   const StepResult r = run_step(step({"layerplan=auto", "layerplan-model=alexnet"}), kPlugin);
