@@ -612,6 +612,29 @@ TEST_F(StepdTest, ThreeNodesSharingTheFolderPlanOnce) {
   EXPECT_EQ(plans, one + one + one);
 }
 
+// Node 0 speaks for the step in the job's output: when it takes node 1's plan it still
+// prints the explain table, from node 1's report, and the file node 1 wrote.
+TEST_F(StepdTest, ANodeThatTakesAnotherNodesPlanPrintsItsExplainTable) {
+  Step first = step({"layerplan=auto", "layerplan-model=alexnet", "layerplan-explain"});
+  first.job_id = 93;
+  first.nnodes = 3;
+  first.node_id = 1;
+  const StepResult winner = run_step(first, kPlugin);
+  ASSERT_TRUE(winner.stand_in_ok());
+  EXPECT_EQ(winner.all_output(), "layerplan: job 93.0 node 1: planned here\n");  // node 1 prints no table
+  Step second = first;
+  second.node_id = 0;
+  const StepResult r = run_step(second, kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0) << r.all_output();
+  ASSERT_FALSE(r.output.empty());
+  EXPECT_EQ(r.output.front().rfind("layerplan: job 93.0 node 0: plan from node 1 (", 0), 0u) << r.all_output();
+  EXPECT_NE(r.all_output().find("compute ms"), std::string::npos) << r.all_output();
+  EXPECT_NE(r.all_output().find("by the timeline"), std::string::npos) << r.all_output();
+  EXPECT_EQ(r.env.at("LAYERPLAN_PLAN"), winner.env.at("LAYERPLAN_PLAN"));
+  EXPECT_EQ(r.env.at("LAYERPLAN_SUMMARY"), winner.env.at("LAYERPLAN_SUMMARY"));
+}
+
 // plugstack.conf's plan_once=off: every node plans, as before plan-once, and says so.
 TEST_F(StepdTest, PlanOnceOffMakesEveryNodePlan) {
   std::vector<Step> nodes;
