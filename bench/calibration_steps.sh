@@ -27,7 +27,11 @@ measure_link() {
 
 # plan_case MODEL BATCH N JSON: the planner's layer-wise plan for N devices of
 # bench/cpu_like_4_devices.toml (so plans mix n, c and w splits) into JSON; its report on stdout.
+# The search prices sync by parameter servers (--sync ps, the paper's model) and the
+# searched plan is written (--mode layerwise): with bucket all-reduces overlapping the
+# backward (the default) the planner finds plain data parallelism best on these devices,
+# which would leave the layer-wise code paths these benchmarks exist for unmeasured.
 plan_case() {
   "$binary" plan --model "$1" --batch "$2" --cluster bench/cpu_like_4_devices.toml --gpus "$3" \
-    --gpus-per-node "$3" --json "$4"
+    --gpus-per-node "$3" --sync ps --mode layerwise --json "$4"
 }

@@ -27,7 +27,8 @@ const char* plan_mode_name(PlanMode mode);
 // back gives data parallelism, with `warning` saying why.
 StrategyCost strategy_for_mode(const Plan& plan, PlanMode mode, std::string& warning);
 
-// What a note says when the searched plan is reported though a baseline is faster.
+// What a note says when the searched plan is reported though a baseline (or a mix of it
+// with data parallelism, planner/mixed_candidates.h) is faster.
 std::string searched_plan_note(const Plan& plan);
 
 struct JobRequest {

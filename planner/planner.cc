@@ -14,6 +14,7 @@
 #include "planner/cost_tables.h"
 #include "planner/deadline.h"
 #include "planner/memory_fit.h"
+#include "planner/mixed_candidates.h"
 
 namespace layerplan {
 
@@ -65,6 +66,7 @@ void fall_back_to_baseline(Plan& plan, const DeviceGraph& devices, const std::st
 }
 
 constexpr int kMemoryWeightSteps = 8;
+constexpr double kMixGain = 0.01;  // the share of the step a mixed candidate must save
 
 // Why the fastest layer-wise plan is not the plan: it needs more than the usable memory, or
 // the search found nothing that keeps every layer within it.
@@ -76,29 +78,36 @@ std::string over_memory_reason(const Plan& plan, bool search_fits) {
 }
 
 // The search minimizes the additive objective; the step is the timeline. Every candidate
-// that fits in memory (the search's plan and the baselines) is rated by the timeline and the
-// fastest is chosen. `memory_reason` is non-empty when the fastest layer-wise plan did not
-// fit (search_within_memory() may have found a slower one that does). Throws UsageError
-// when nothing fits.
+// that fits in memory (the search's plan, the baselines and the search's plan mixed with
+// data parallelism) is rated by the timeline and the fastest is chosen. `memory_reason` is
+// non-empty when the fastest layer-wise plan did not fit (search_within_memory() may have
+// found a slower one that does). Throws UsageError when nothing fits.
 void choose_by_timeline(Plan& plan, const DeviceGraph& devices, const std::string& memory_reason) {
-  const StrategyCost* baseline = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
+  const StrategyCost* rival = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
+  // A mix (priced only where the search's plan fits) replaces the best of the others only
+  // when it saves kMixGain of the step: less is within the cost model's error, and the
+  // search's plan or a plain baseline says more to a reader than a mix of both.
+  const StrategyCost* mixed = fastest_fitting(plan.mixed, plan.usable_memory_bytes);
+  const double best_s =
+      rival == nullptr ? plan.layer_wise.step_s() : std::min(rival->step_s(), plan.layer_wise.step_s());
+  if (mixed != nullptr && mixed->step_s() < (1.0 - kMixGain) * best_s) rival = mixed;
   if (!fits_memory(plan.layer_wise, plan.usable_memory_bytes) || (!memory_reason.empty() && !plan.memory_weighted)) {
     fall_back_to_baseline(plan, devices, memory_reason);
     return;
   }
   plan.chosen = plan.layer_wise;
   if (!memory_reason.empty()) plan.warning = memory_reason + "; using a slower layer-wise plan that fits";
-  if (baseline == nullptr || baseline->step_s() >= plan.layer_wise.step_s()) return;
-  plan.chosen = *baseline;
+  if (rival == nullptr || rival->step_s() >= plan.layer_wise.step_s()) return;
+  plan.chosen = *rival;
   if (!memory_reason.empty()) {
-    plan.warning = memory_reason + "; using the best baseline (" + baseline->name + ")";
+    plan.warning = memory_reason + "; using the best baseline (" + rival->name + ")";
     return;
   }
   std::ostringstream text;
   text.precision(4);
   text << "the searched layer-wise plan (" << plan.layer_wise.step_s() * 1e3 << " ms by the timeline, "
-       << plan.layer_wise.additive_s() * 1e3 << " ms additive) is slower by the timeline than " << baseline->name
-       << " (" << baseline->step_s() * 1e3 << " ms); using " << baseline->name;
+       << plan.layer_wise.additive_s() * 1e3 << " ms additive) is slower by the timeline than " << rival->name << " ("
+       << rival->step_s() * 1e3 << " ms); using " << rival->name;
   plan.note = text.str();
 }
 
@@ -332,6 +341,14 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   if (!search_fits || !fits_memory(plan.layer_wise, plan.usable_memory_bytes)) {
     reason = over_memory_reason(plan, search_fits);
     search_within_memory(model, search, options, plan);
+  }
+  if (reason.empty()) {
+    std::vector<Configuration> searched;
+    searched.reserve(plan.layer_wise.layers.size());
+    for (const LayerCost& row : plan.layer_wise.layers) searched.push_back(row.config);
+    for (MixedCandidate& c : mixed_candidates(graph, searched, data_parallel(graph, n_devices))) {
+      plan.mixed.push_back(price_strategy(model, std::move(c.name), c.configs, options.memory));
+    }
   }
   choose_by_timeline(plan, devices, reason);
   return plan;

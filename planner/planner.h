@@ -104,8 +104,10 @@ struct Plan {
   StrategyCost chosen;
   StrategyCost layer_wise;              // the search's plan (no layers when the search fell back)
   std::vector<StrategyCost> baselines;  // data parallel, model parallel, owt
-  std::vector<int> space_sizes;         // configurations considered per layer
-  std::vector<int> unit_of_layer;       // search node of each layer (fused element-wise layers share one)
+  // The search's plan mixed with data parallelism (mixed_candidates.h), rated beside it.
+  std::vector<StrategyCost> mixed;
+  std::vector<int> space_sizes;    // configurations considered per layer
+  std::vector<int> unit_of_layer;  // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;
   PlannerMemory search_memory;  // what planning itself allocates (GPU memory: StrategyCost::memory)
   double search_s = 0.0;        // building cost tables + elimination search

@@ -52,6 +52,9 @@ void apply_frame(ChildReport& report, char tag, std::string value) {
     case 'X':
       report.explain.push_back(std::move(value));
       return;
+    case 'O':
+      report.origin = std::move(value);
+      return;
     case 'T': {
       size_t pos = 0;
       report.plan_ms = parse_ms(value, pos);
@@ -78,6 +81,7 @@ std::string encode_child_report(const ChildReport& report) {
   put_frame(out, 'P', report.plan_path);
   for (const auto& [name, value] : report.environment) put_frame(out, 'V', name + "=" + value);
   put_frame(out, 'S', report.summary);
+  if (!report.origin.empty()) put_frame(out, 'O', report.origin);
   if (!report.warning.empty()) put_frame(out, 'W', report.warning);
   for (const std::string& line : report.explain) {
     if (out.size() + kHeaderBytes + line.size() + kTailReserve > kMaxReportBytes) break;

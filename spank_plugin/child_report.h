@@ -8,7 +8,7 @@
 // Format: frames of [tag: 1 byte][length: 4 bytes, little-endian][length bytes], in any
 // order, ending with the frame 'Z' of length 0. Tags: 'E' error, 'P' plan file path,
 // 'V' NAME=VALUE for the task environment, 'S' summary, 'W' warning, 'X' one line of the
-// explain table, 'T' timings ("PLAN_MS WRITE_MS").
+// explain table, 'T' timings ("PLAN_MS WRITE_MS"), 'O' where the plan came from.
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -24,6 +24,7 @@ struct ChildReport {
   std::string warning;
   std::vector<std::string> explain;
   double plan_ms = 0.0, write_ms = 0.0;
+  std::string origin;  // "planned here", "plan from node 0 (host1)", ... (plan_once.h)
 };
 
 // Caps on what the parent accepts (more is garbage): the whole report, one field, and the

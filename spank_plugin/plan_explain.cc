@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "planner/step_timeline.h"
 #include "report/report_page.h"
 #include "spank_plugin/plan_file.h"
 
@@ -16,7 +17,7 @@ namespace layerplan::spank {
 std::vector<std::string> explain_lines(const JobPlan& job) {
   std::vector<std::string> lines;
   lines.push_back("layerplan: " + job.summary);
-  char row[256];
+  char row[320];
   std::snprintf(row, sizeof row, "%-28s %-22s %-14s %5s %11s %11s %11s", "layer", "kind", "split", "tiles",
                 "compute ms", "transfer ms", "sync ms");
   lines.emplace_back(row);
@@ -30,6 +31,15 @@ std::vector<std::string> explain_lines(const JobPlan& job) {
   }
   std::snprintf(row, sizeof row, "%-28s %-22s %-14s %5s %11.3f %11.3f %11.3f", "total", chosen.name.c_str(), "", "",
                 chosen.compute_s * 1e3, chosen.transfer_s * 1e3, chosen.sync_s * 1e3);
+  lines.emplace_back(row);
+  // The total above is the search's additive objective; the plan is chosen, and the job
+  // told (LAYERPLAN_STEP_MS), by the step as a timeline, as `layerplan plan` reports it.
+  const StepTimeline& t = chosen.timeline;
+  std::snprintf(row, sizeof row,
+                "step %.3f ms by the timeline (forward %.3f + backward %.3f + exposed sync %.3f; %d all-reduces of "
+                "%.3f ms %s the backward); additive %.3f ms",
+                chosen.step_s() * 1e3, t.forward_s * 1e3, t.backward_s * 1e3, t.exposed_sync_s * 1e3, t.sync_jobs,
+                t.sync_s * 1e3, job.plan.overlap ? "overlapping" : "after", chosen.additive_s() * 1e3);
   lines.emplace_back(row);
   return lines;
 }

@@ -1,6 +1,8 @@
 #pragma once
-// The table --layerplan-explain prints into the job's output: the summary, then one row
-// per layer with its split and its predicted share of the step.
+// The table --layerplan-explain prints into the job's output: the summary, one row per
+// layer with its split and its predicted share of the step (the additive figures the
+// search minimizes), their total, and the step time by the timeline (what the plan was
+// chosen by and LAYERPLAN_STEP_MS says), with its parts.
 #include <string>
 #include <vector>
 

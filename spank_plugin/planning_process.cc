@@ -9,6 +9,7 @@
 #include "spank_plugin/output_text.h"
 #include "spank_plugin/plan_explain.h"
 #include "spank_plugin/plan_file.h"
+#include "spank_plugin/plan_once.h"
 #include "spank_plugin/planning_test_hook.h"
 #include "spank_plugin/step_environment.h"
 #include "spank_plugin/step_plan.h"
@@ -43,6 +44,24 @@ ChildReport planned_report(const PlanningInput& input) {
   return report;
 }
 
+// A plan file given as is is only checked (cheap), so every node checks it itself.
+bool plans_once(const PlanningInput& input) { return !input.plan_key.empty() && !input.request.plan_file; }
+
+ChildReport step_report(const PlanningInput& input) {
+  if (!plans_once(input)) {
+    ChildReport report = planned_report(input);
+    report.origin = input.request.plan_file ? "plan file checked here" : "planned here";
+    return report;
+  }
+  PlanOnceSetup setup;
+  setup.folder = input.folder;
+  setup.stem = "layerplan-" + std::to_string(input.job_id) + "." + step_label(input.step_id) + "." + input.plan_key;
+  setup.node_label = input.node_label;
+  setup.step_start = input.step_start;
+  setup.wait_s = plan_wait_s(input.config.slurm.time_budget_s, input.margin_s);
+  return plan_once(setup, [&] { return planned_report(input); });
+}
+
 ChildReport failed(std::string reason) {
   ChildReport report;
   report.error = std::move(reason);
@@ -75,6 +94,7 @@ std::string report_problem(const ChildReport& report, const std::string& folder)
 // Every text from the child as printable() makes it; the path has been checked instead.
 ChildReport made_printable(ChildReport report) {
   report.error = printable(report.error);
+  report.origin = printable(report.origin);
   report.summary = printable(report.summary);
   report.warning = printable(report.warning);
   for (std::string& line : report.explain) line = printable(line);
@@ -93,10 +113,12 @@ ChildLimits planning_limits(double time_budget_s, double margin_s, size_t memory
   return limits;
 }
 
+double plan_wait_s(double time_budget_s, double margin_s) { return std::min(time_budget_s, kDayS) + margin_s / 2; }
+
 std::string plan_step_report(const PlanningInput& input) {
   try {
     if (std::optional<std::string> hooked = planning_test_hook()) return *hooked;
-    return encode_child_report(planned_report(input));
+    return encode_child_report(step_report(input));
   } catch (const std::bad_alloc&) {
     return encode_child_report(failed("out of memory: the planning process may map " + std::to_string(input.memory_mb) +
                                       " MiB beyond slurmstepd's (plugstack.conf argument planning_memory_mb)"));
@@ -109,9 +131,11 @@ std::string plan_step_report(const PlanningInput& input) {
 
 ChildReport plan_in_child(const PlanningInput& input, const ChildIdentity& user) {
   ChildOutcome outcome;
+  ChildLimits limits = planning_limits(input.config.slurm.time_budget_s, input.margin_s, input.memory_mb);
+  // A node that waits for another's plan in vain then plans itself; waiting takes no CPU.
+  if (plans_once(input)) limits.deadline_s += plan_wait_s(input.config.slurm.time_budget_s, input.margin_s);
   try {
-    outcome = run_isolated(user, planning_limits(input.config.slurm.time_budget_s, input.margin_s, input.memory_mb),
-                           [&] { return plan_step_report(input); });
+    outcome = run_isolated(user, limits, [&] { return plan_step_report(input); });
   } catch (const std::exception& e) {
     return failed(std::string("cannot start the planning process: ") + e.what());
   }

@@ -25,7 +25,17 @@ struct PlanningInput {
   std::string folder;        // where the plan file goes (the per-user plan folder or the working directory)
   size_t memory_mb = 16384;  // the planning process's address space beyond slurmstepd's
   double margin_s = 30.0;    // and how long it may run past the time budget
+  // Plan once for the step's nodes that share the folder (plan_once.h): plan_inputs_key()
+  // of the step, and this node as the others' output names it ("node 0 (host1)"). An
+  // empty key: this node plans itself.
+  std::string plan_key;
+  std::string node_label;
 };
+
+// How long a node waits for another node's plan: the time budget and half the margin
+// (the planner overshoots its budget by the time its tables take to build). A waiter
+// that gives up plans itself, so the planning process's wall-clock limit grows by this.
+double plan_wait_s(double time_budget_s, double margin_s);
 
 // Past the admin's time_budget_s the search stops by itself and the plan falls back to
 // data parallelism; the margin (plugstack argument planning_margin_s, 30 s by default)
@@ -37,8 +47,9 @@ struct PlanningInput {
 // data parallelism, for the planner's edge tables).
 ChildLimits planning_limits(double time_budget_s, double margin_s, size_t memory_mb);
 
-// The child's work: plans the step, publishes the plan file in input.folder and returns
-// the encoded ChildReport; every error becomes the report's error line. Never throws.
+// The child's work: plans the step (or takes another node's plan, plan_once.h), publishes
+// the plan file in input.folder and returns the encoded ChildReport; every error becomes
+// the report's error line. Never throws.
 std::string plan_step_report(const PlanningInput& input);
 
 // Runs plan_step_report() in a child that becomes `user`, and returns its report checked

@@ -32,8 +32,9 @@ struct PluginState {
   NodeTopology node;
   int nodes = 0;
   uint32_t job_id = 0, step_id = 0, node_id = 0;
-  ChildIdentity user;         // the job's user, whom the planning process becomes
-  std::string user_plan_dir;  // PLAN_DIR/USER when the admin set plan_dir (made by root)
+  ChildIdentity user;            // the job's user, whom the planning process becomes
+  std::string user_plan_dir;     // PLAN_DIR/USER when the admin set plan_dir (made by root)
+  std::string plan_inputs_text;  // the admin config's text and overrides, for plan_inputs_key()
   double discover_ms = 0.0;
 };
 

@@ -37,6 +37,13 @@ PlugstackArgs parse_plugstack_args(int argc, const char* const* argv) {
       args.planning_margin_s = margin;
       continue;
     }
+    if (key == "plan_once") {
+      require(value == "auto" || value == "off", "plugstack.conf argument '" + arg +
+                                                     "': expected auto (plan once where the nodes share the plan " +
+                                                     "folder) or off (every node plans)");
+      args.plan_once = value == "auto";
+      continue;
+    }
     try {
       set_slurm_key(scratch, key, value);
     } catch (const UsageError& e) {

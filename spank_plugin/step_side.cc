@@ -11,8 +11,10 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "spank_plugin/output_text.h"
 #include "spank_plugin/plan_file.h"
+#include "spank_plugin/plan_once.h"
 #include "spank_plugin/planning_process.h"
 #include "spank_plugin/plugin_state.h"
 #include "spank_plugin/user_plan_dir.h"
@@ -105,6 +107,31 @@ ChildIdentity job_user(spank_t sp) {
   return user;
 }
 
+// What the plan depends on besides the request and the node (plan_once.h): the admin
+// config's text (root may read it; the planning process may not) and the overrides.
+std::string plan_inputs_text(const PluginState& s) {
+  std::string text;
+  if (!s.config.path.empty()) {
+    try {
+      text = read_input_file(s.config.path, "admin config", int64_t{16} << 20);
+    } catch (const std::exception&) {
+      text = "unreadable " + s.config.path;  // it was read a moment ago; the key only gets coarser
+    }
+  }
+  for (const auto& [key, value] : s.args.overrides) text += "\n" + key + "=" + value;
+  return text;
+}
+
+// Steps whose nodes may share one plan (plan_once.h). The batch script runs on one node
+// though its plan is for all of the job's.
+bool shares_plan(const PluginState& s) { return s.args.plan_once && s.nodes > 1 && s.step_id != kBatchStepId; }
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
 void post_opt(spank_t sp, PluginState& s) {
   if (!s.error.empty()) return;  // a bad option: task_init reports it
   if (!s.any_option) options_from_environment(sp, s);
@@ -136,6 +163,7 @@ void post_opt(spank_t sp, PluginState& s) {
   s.node = discover_step_node(s.config, env);
   s.discover_ms = ms_since(t0);
   s.user = job_user(sp);
+  s.plan_inputs_text = plan_inputs_text(s);
   // Root's work: plan_dir is usually root's folder; the user writes into theirs later.
   if (!s.config.slurm.plan_dir.empty()) {
     s.user_plan_dir = prepare_user_plan_dir(s.config.slurm.plan_dir, user_dir_name(s.user.uid), s.user.uid, s.user.gid);
@@ -159,9 +187,14 @@ void export_plan(spank_t sp, const PluginState& s, const ChildReport& report, do
     require(rc == ESPANK_SUCCESS, "cannot set " + name + ": " + spank_strerror(rc));
   }
   // slurmd's log: what the plugin added to the step's start (docs/BENCHMARKS.md).
-  slurm_info("layerplan: job %u.%s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms, process %.1f ms: %s",
+  slurm_info("layerplan: job %u.%s node %u: topology %.1f ms, plan %.1f ms, write %.1f ms, process %.1f ms: %s: %s",
              s.job_id, step_label(s.step_id).c_str(), s.node_id, s.discover_ms, report.plan_ms, report.write_ms,
-             process_ms, report.summary.c_str());
+             process_ms, report.origin.c_str(), report.summary.c_str());
+  // Every node of a multi-node step says where its plan came from (docs/slurm-plugin.md).
+  if (s.nodes > 1 && s.step_id != kBatchStepId) {
+    slurm_spank_log("layerplan: job %u.%s node %u: %s", s.job_id, step_label(s.step_id).c_str(), s.node_id,
+                    report.origin.c_str());
+  }
   if (s.node_id != 0) return;  // one node speaks for the step in the job's output
   if (!report.warning.empty()) slurm_spank_log("layerplan: warning: %s", report.warning.c_str());
   for (const std::string& line : report.explain) slurm_spank_log("%s", line.c_str());
@@ -182,7 +215,9 @@ void user_init(spank_t sp, PluginState& s) {
                       s.start,
                       plan_folder(sp, s),
                       s.args.planning_memory_mb,
-                      s.args.planning_margin_s};
+                      s.args.planning_margin_s,
+                      shares_plan(s) ? plan_inputs_key(s.request, s.node, s.nodes, s.plan_inputs_text) : "",
+                      "node " + std::to_string(s.node_id) + " (" + host_name() + ")"};
   require(!has_control_characters(input.folder),
           "the plan folder '" + input.folder + "' has control characters in its path: run the job from another folder");
   const Clock::time_point t0 = Clock::now();

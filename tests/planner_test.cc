@@ -6,6 +6,7 @@
 // 32 images per GPU, and the same nodes and GPUs in other shapes: 3 nodes x 4 (12 GPUs),
 // 1 x 6, 3 x 1, 2 x 6. On small chains the plan equals an exhaustive oracle.
 #include "planner/planner.h"
+#include "planner/mixed_candidates.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -145,6 +146,7 @@ TEST_P(PaperClusterPlan, LayerWiseIsNeverWorseThanAnyBaseline) {
     EXPECT_LE(plan.chosen.step_s(), b.step_s()) << b.name;
   }
   EXPECT_LE(plan.chosen.step_s(), plan.layer_wise.step_s());
+  for (const StrategyCost& m : plan.mixed) EXPECT_LE(plan.chosen.step_s(), m.step_s()) << m.name;
   // A baseline is chosen only when it is faster by the timeline, and the report says so.
   EXPECT_EQ(plan.chosen.name == "layer-wise", plan.note.empty()) << plan.note;
 }
@@ -645,6 +647,47 @@ TEST(Timeline, ThePlanIsNeverSlowerThanAnyBaselineByTheTimelineOnManyNodes) {
       EXPECT_EQ(plan.overlap, overlap);
     }
   }
+}
+
+// The search's plan mixed with data parallelism at the first fully connected layer, rated
+// beside it (planner/mixed_candidates.h).
+TEST(MixedCandidates, CutAtTheFirstFullyConnectedLayerEitherWay) {
+  const ModelGraph graph = build_zoo_model("alexnet", 64);
+  const std::vector<Configuration> dp = data_parallel(graph, 4);
+  const std::vector<Configuration> mp = model_parallel(graph, 4);
+  const std::vector<MixedCandidate> mixes = mixed_candidates(graph, mp, dp);
+  ASSERT_EQ(mixes.size(), 2u);
+  EXPECT_EQ(mixes[0].name, "layer-wise, data-parallel features");
+  EXPECT_EQ(mixes[1].name, "layer-wise, data-parallel classifier");
+  int first_fc = 0;
+  while (graph.layer(first_fc).kind != LayerKind::kFullyConnected) ++first_fc;
+  for (const Layer& l : graph.layers()) {
+    const auto i = static_cast<size_t>(l.id);
+    EXPECT_EQ(mixes[0].configs[i], l.id < first_fc ? dp[i] : mp[i]) << l.name;
+    EXPECT_EQ(mixes[1].configs[i], l.id < first_fc ? mp[i] : dp[i]) << l.name;
+  }
+  // A mix equal to the searched plan or to data parallelism is not rated twice.
+  EXPECT_TRUE(mixed_candidates(graph, dp, dp).empty());
+  std::vector<Configuration> classifier_only = dp;
+  for (size_t i = static_cast<size_t>(first_fc); i < dp.size(); ++i) classifier_only[i] = mp[i];
+  const std::vector<MixedCandidate> one = mixed_candidates(graph, classifier_only, dp);
+  ASSERT_EQ(one.size(), 0u);  // its features are data parallel already, its classifier too once mixed
+  EXPECT_TRUE(mixed_candidates(build_zoo_model("lenet5", 8), {}, {}).empty());
+}
+
+// VGG-16 at 4 images per GPU on the paper's cluster: the convolutions data parallel and the
+// classifier as searched beat both the searched plan and every baseline by the timeline.
+TEST(MixedCandidates, AMixFasterByMoreThanOnePercentIsChosenAndSaysSo) {
+  const ModelGraph graph = build_zoo_model("vgg16", 64);
+  const Plan plan = make_plan(graph, paper_devices(16));
+  ASSERT_EQ(plan.mixed.size(), 2u);
+  EXPECT_EQ(plan.chosen.name, "layer-wise, data-parallel features");
+  EXPECT_LT(plan.chosen.step_s(), 0.99 * plan.layer_wise.step_s());
+  for (const StrategyCost& b : plan.baselines) EXPECT_LT(plan.chosen.step_s(), 0.99 * b.step_s()) << b.name;
+  EXPECT_THAT(plan.note, HasSubstr("using layer-wise, data-parallel features"));
+  // Pricing its configurations again gives its step.
+  const StrategyCost again = price_strategy(CostModel(graph, paper_devices(16)), "again", configs_of(plan.chosen));
+  EXPECT_NEAR(again.step_s(), plan.chosen.step_s(), tolerance(plan.chosen.step_s()));
 }
 
 }  // namespace

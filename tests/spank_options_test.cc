@@ -114,6 +114,14 @@ TEST(SpankPlugstackArgs, UnknownKeysAndMalformedArgumentsAreErrors) {
   EXPECT_THAT(plugstack_error({"time_budget_s=soon"}), HasSubstr("time_budget_s 'soon'"));
 }
 
+TEST(SpankPlugstackArgs, PlanOnceIsAutoOrOff) {
+  EXPECT_TRUE(parse({}).plan_once);
+  EXPECT_TRUE(parse({"plan_once=auto"}).plan_once);
+  EXPECT_FALSE(parse({"plan_once=off"}).plan_once);
+  EXPECT_THAT(plugstack_error({"plan_once=yes"}), HasSubstr("'plan_once=yes': expected auto"));
+  EXPECT_TRUE(parse({"plan_once=off"}).overrides.empty());  // not a [slurm] key
+}
+
 TEST(SpankPlugstackArgs, OverridesApplyOverTheFileAndAreValidatedTogether) {
   AdminConfig defaults = load_plugin_config(parse({}));
   EXPECT_EQ(defaults.slurm.default_mode, "off");

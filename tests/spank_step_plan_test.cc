@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -88,9 +89,30 @@ TEST(SpankStepPlan, ExplainGivesARowPerLayerAndATotal) {
   r.explain = true;
   const StepPlan plan = plan_step(r, discover_step_node(fixture_config(), env), 1, fixture_config());
   const ModelGraph graph = build_zoo_model("alexnet", 64);
-  ASSERT_EQ(plan.explain.size(), static_cast<size_t>(graph.size()) + 3);
+  ASSERT_EQ(plan.explain.size(), static_cast<size_t>(graph.size()) + 4);
   EXPECT_THAT(plan.explain[1], HasSubstr("compute ms"));
-  EXPECT_THAT(plan.explain.back(), HasSubstr("total"));
+  EXPECT_THAT(plan.explain[plan.explain.size() - 2], HasSubstr("total"));
+}
+
+// The last line is the step by the timeline, which the plan was chosen by and
+// LAYERPLAN_STEP_MS says, not the additive sum of the table's columns.
+TEST(SpankStepPlan, ExplainEndsWithTheTimelineStepTheJobIsTold) {
+  GpuEnvironment env;
+  env.cuda_visible_devices = "0,1,2,3";
+  StepRequest r = auto_request("resnet50");
+  r.explain = true;
+  const StepPlan plan = plan_step(r, discover_step_node(fixture_config(), env), 2, fixture_config());
+  const std::string& line = plan.explain.back();
+  char step[64];
+  std::snprintf(step, sizeof step, "step %.3f ms by the timeline", plan.step_ms);
+  EXPECT_THAT(line, HasSubstr(step));
+  // The additive figure is there too, and on 2 nodes the two differ (sync overlaps).
+  const size_t at = line.find("additive ");
+  ASSERT_NE(at, std::string::npos) << line;
+  const double additive_ms = std::stod(line.substr(at + 9));
+  EXPECT_GT(additive_ms, 0.0);
+  EXPECT_GT(std::abs(additive_ms - plan.step_ms), 1e-3) << line;
+  EXPECT_THAT(line, HasSubstr("overlapping the backward"));
 }
 
 TEST(SpankStepPlan, ExplainWritesTheReportNextToThePlanFile) {

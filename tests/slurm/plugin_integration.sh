@@ -143,17 +143,42 @@ check "layerplan check-plan reads the step's plan back" contains "$readback" "a 
 DETAIL="$(diff <(grep -v '"seconds":' "$batch_plan") <(grep -v '"seconds":' "$step_plan") | head -5)"
 check "the step's plan equals the batch script's (but for the search time)" test -z "$DETAIL"
 DETAIL="$(ls -a "$WORK")"
-check "no temporary plan files are left" test -z "$(find "$WORK" -name '.layerplan-*')"
+check "no temporary plan files are left" test -z "$(find "$WORK" -name '.layerplan-*' ! -name '*.lock' ! -name '*.done')"
+# The working directory is the user's and shared by the nodes: one plans, two take its plan.
+origins=$(grep "^layerplan: job $MAIN_JOB\.0 node [0-9]*: " <<<"$OUT")
+DETAIL="origin lines: $origins"
+check "the step plans once: one node 'planned here', two 'plan from node N'" \
+  eval '[ "$(grep -c ": planned here$" <<<"$origins")" -eq 1 ] && [ "$(grep -c ": plan from node [0-9] (" <<<"$origins")" -eq 2 ]'
+DETAIL="$(ls -a "$WORK")"
+check "the step left one lock and one done marker" \
+  test "$(find "$WORK" -name ".layerplan-$MAIN_JOB.0.*.lock" -o -name ".layerplan-$MAIN_JOB.0.*.done" | wc -l)" -eq 2
 check "nodes idle after the job" nodes_idle
 
 # The time the plugin added on each node (slurmd logs), for docs/BENCHMARKS.md.
-timings=$(grep -h "layerplan: job $MAIN_JOB\.0 node" "$ROOT"/log/slurmd-n*.log | sed 's/.*\(node [0-9]*\): topology \([0-9.]*\) ms, plan \([0-9.]*\) ms, write \([0-9.]*\) ms.*/\1 \2 \3 \4/')
+timings=$(grep -h "layerplan: job $MAIN_JOB\.0 node [0-9]*: topology" "$ROOT"/log/slurmd-n*.log | sed 's/.*\(node [0-9]*\): topology \([0-9.]*\) ms, plan \([0-9.]*\) ms, write \([0-9.]*\) ms.*/\1 \2 \3 \4/')
 echo "# plugin time at start of job $MAIN_JOB step 0 (node, topology ms, plan ms, write ms):"
 sed 's/^/#   /' <<<"$timings"
 worst=$(awk '{ t = $3 + $4 + $5; if (t > m) m = t } END { print m + 0 }' <<<"$timings")
 DETAIL="timings: $timings"
 check "three nodes logged their timings; the slowest added ${worst} ms (< 1000 ms)" \
   eval '[ "$(grep -c node <<<"$timings")" -eq 3 ] && awk -v w="$worst" "BEGIN { exit !(w > 0 && w < 1000) }"'
+
+# ---- 3b. A plan folder on each node's own disk: every node plans ---------------------------
+# $ROOT/local is a tmpfs per node (scripts/slurm-cluster: each slurmd in its own mount namespace).
+set_plugstack plan_dir="$ROOT/local"
+script local.sh <<'EOF'
+#!/bin/bash
+srun -N3 --ntasks-per-node=1 bash -c 'echo "local: $SLURMD_NODENAME|$LAYERPLAN_PLAN|$(test -s "$LAYERPLAN_PLAN" && echo readable)"'
+EOF
+run_job -N3 --gpus-per-node=4 --layerplan=auto --layerplan-model=resnet50 local.sh
+origins=$(grep "^layerplan: job $JOB\.0 node [0-9]*: " <<<"$OUT")
+DETAIL="node-local disks: $(cat "$ROOT/run/node-local-disks" 2>/dev/null); state $STATE, output: $OUT"
+check "node-local plan folders: each of the three nodes plans ('planned here' three times)" \
+  eval '[ "$STATE" = COMPLETED ] && [ "$(grep -c ": planned here$" <<<"$origins")" -eq 3 ] && ! grep -q "plan from" <<<"$origins"'
+check "node-local plan folders: every task reads its node's plan file" \
+  test "$(grep -c '^local: n[1-3]|.*|readable$' <<<"$OUT")" -eq 3
+check "nodes idle after the node-local job" nodes_idle
+restore_config
 
 # ---- 4. #SBATCH lines, and an srun inside with its own mode ------------------------------
 script sbatch_lines.sh <<'EOF'
