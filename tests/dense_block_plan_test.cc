@@ -107,6 +107,27 @@ TEST(DenseBlockPlan, TiedOptimumAgainstTheFullSpaceOnFourGpus) {
   EXPECT_NEAR(with_ties.cost, full.cost, 1e-9 * full.cost);
 }
 
+TEST(DenseBlockPlan, SharedTablesOfTheBlocksConcatsEqualTheirOwn) {
+  // The concats of a block differ only in their channel count, which their edge tables
+  // leave out of the key (planner/cost_tables.cc): every table computed once and shared
+  // must equal the one computed for that edge alone.
+  const ModelGraph graph = small_densenet(16 * kImagesPerGpu, 4);
+  const DeviceGraph devices = paper_devices(16);
+  const SearchUnits units = make_search_units(graph, devices, SpaceOptions{}, true);
+  Deadline never;
+  const CostGraph shared = build_cost_graph(CostModel(graph, devices), units, true, never);
+  const CostGraph own = build_cost_graph(CostModel(graph, devices), units, false, never);
+  EXPECT_EQ(shared.node_cost, own.node_cost);
+  ASSERT_EQ(shared.edges.size(), own.edges.size());
+  for (size_t i = 0; i < own.edges.size(); ++i) EXPECT_EQ(shared.edges[i].cost, own.edges[i].cost) << "edge " << i;
+  // Edges into concats: x0 and f_1 are read by several concats with distinct channel counts.
+  int into_concats = 0;
+  for (const CostEdge& e : own.edges) {
+    into_concats += graph.layer(units.head[static_cast<size_t>(e.dst)]).kind == LayerKind::kConcat ? 1 : 0;
+  }
+  EXPECT_EQ(into_concats, 1 + 2 + 3 + 4 + 5);
+}
+
 TEST(DenseBlockPlan, InceptionHasNoTiedConcats) {
   // Each Inception block's concat reads its own branches, and no tensor feeds two concats,
   // so the zoo's Inception-v3 is searched over the full space as before.
