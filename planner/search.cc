@@ -489,7 +489,7 @@ SearchResult solve(const CostGraph& graph, const SearchOptions& options) {
       Solver solver(options, result.stats);
       solver.check_deadline();  // one that passed already stops the search before any work
       solver.solve(solver.from_graph(graph), choice, true);
-    } catch (NeedsTies& needs) {
+    } catch (const NeedsTies& needs) {
       solve_tied(graph, options, needs.groups, result.stats, choice);
     }
   } catch (const DeadlinePassed&) {

@@ -61,6 +61,8 @@ struct SearchOptions {
   std::vector<std::vector<int>> tied;
 };
 
+// When the search tied nodes, the counts cover both passes: the untied one up to where it
+// stopped, and the tied one.
 struct SearchStats {
   int node_eliminations = 0;
   int edge_eliminations = 0;
