@@ -93,6 +93,10 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
       "%d conditioned, %.1f MB of tables\n",
       plan.search_s, plan.tables_s, st.node_eliminations, st.edge_eliminations, st.remaining_nodes,
       st.conditioned_nodes, mb(st.table_bytes_peak));
+  if (st.tied_nodes > 0) {
+    out << format("search space: %d concats tied to their dense block's configuration (docs/planner.md §7)\n",
+                  st.tied_nodes);
+  }
   const PlannerMemory& m = plan.search_memory;
   if (m.configurations > 0) {
     out << format(

@@ -43,30 +43,40 @@ std::string layer_signature(const ModelGraph& graph, const Layer& l) {
   return key;
 }
 
+// The extents a layer may be split along, "-" for the others: "512x-x56x56" for a concat.
+std::string splittable_extents(const Layer& l) {
+  const auto dims = splittable_dims(l.kind);
+  std::string key;
+  for (int d = 0; d < kNumDims; ++d) {
+    key += (d > 0 ? "x" : "") + (dims[static_cast<size_t>(d)] ? std::to_string(l.output[d]) : std::string("-"));
+  }
+  return key;
+}
+
 // What an edge's transfer costs depend on besides the two configurations: the consumer's
 // kind, window and groups, its output shape, this input's shape and, for a concat that can be
 // split along channels, where this input starts in its output. Not the other inputs, so
 // the inputs of a wide concat or add share one table; the key's length does not grow with
 // the number of inputs. (A concat is never split along channels, docs/planner.md: each of
-// its tiles reads every channel of every input, wherever the input starts.)
+// its tiles reads every channel of every input, wherever the input starts and however many
+// channels the concat has, so its key leaves its own channel count out: the concats of a
+// dense block share their tables.)
 std::string edge_signature(const ModelGraph& graph, const Layer& l, int slot) {
   std::string key(kind_name(l.kind));
   const Window& w = l.window;
   for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w}) key += "," + std::to_string(v);
   if (l.groups > 1) key += "/g" + std::to_string(l.groups);
-  key += ">" + l.output.str() + "<" + graph.input_shape(l, slot).str();
+  key += ">" + (l.kind == LayerKind::kConcat ? splittable_extents(l) : l.output.str());
+  key += "<" + graph.input_shape(l, slot).str();
   if (l.kind == LayerKind::kConcat && splittable_dims(l.kind)[1]) {
     key += "@" + std::to_string(graph.channel_offset(l, slot));
   }
   return key;
 }
 
-// What a unit's configuration list depends on: its first layer's splittable dimensions and shape.
-std::string space_signature(const Layer& head) {
-  std::string key = head.output.str() + ":";
-  for (bool split : splittable_dims(head.kind)) key += split ? '1' : '0';
-  return key;
-}
+// What a unit's configuration list depends on: its first layer's splittable dimensions and
+// their extents (enumerate_configurations() never splits the others, whatever their size).
+std::string space_signature(const Layer& head) { return splittable_extents(head); }
 
 // Fills the tables of a cost graph layer by layer, computing each distinct table once.
 class CostGraphBuilder {

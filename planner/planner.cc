@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/limits.h"
+#include "planner/concat_ties.h"
 #include "planner/cost_tables.h"
 #include "planner/deadline.h"
 #include "planner/memory_fit.h"
@@ -176,7 +177,8 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
     plan.excluded_configurations =
         exclude_over_memory(out.costs, out.units, graph, model.devices().device(), options.memory, deadline);
     plan.tables_s = std::chrono::duration<double>(Clock::now() - start).count();
-    out.search = SearchOptions{deadline.at(), options.naive_search, options.clock, std::nullopt};
+    out.search = SearchOptions{deadline.at(), options.naive_search, options.clock, std::nullopt,
+                               concat_tie_groups(graph, out.units)};  // dense blocks (docs/planner.md §7)
     // The search's working copy was counted in the estimate; its tables may grow into what is left.
     out.search.max_table_bytes =
         options.memory_limit_bytes - size.bytes() + size.working_entries * static_cast<int64_t>(sizeof(double));

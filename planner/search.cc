@@ -9,6 +9,7 @@
 
 #include "common/index.h"
 #include "planner/deadline.h"
+#include "planner/search_ties.h"
 
 namespace layerplan {
 
@@ -39,6 +40,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kEnumerationLimit = 1 << 20;
 
 struct TooLarge {};
+
+// Thrown where the top-level search would condition and tied groups apply: the members of
+// each group that remain, to tie before starting again.
+struct NeedsTies {
+  std::vector<std::vector<int>> groups;
+};
 
 // A live edge of the working graph; table is row-major [src configuration][dst configuration].
 struct WorkEdge {
@@ -82,7 +89,12 @@ class Solver {
       best = enumerate(w, choice);
     } else {
       reduce(w, log, /*with_leaves=*/true);
-      best = assignments(w) <= kEnumerationLimit ? enumerate(w, choice) : condition(w, choice);
+      if (assignments(w) <= kEnumerationLimit) {
+        best = enumerate(w, choice);
+      } else {
+        if (top_level) throw_if_tied(w);
+        best = condition(w, choice);
+      }
     }
     recover(log, choice);
     return best;
@@ -105,6 +117,19 @@ class Solver {
   }
 
  private:
+  // Throws NeedsTies when two or more nodes of some SearchOptions::tied group are alive.
+  void throw_if_tied(const Work& w) const {
+    NeedsTies needs;
+    for (const std::vector<int>& group : options_.tied) {
+      std::vector<int> alive;
+      for (int v : group) {
+        if (w.alive[static_cast<size_t>(v)]) alive.push_back(v);
+      }
+      if (alive.size() >= 2) needs.groups.push_back(std::move(alive));
+    }
+    if (!needs.groups.empty()) throw needs;
+  }
+
   static int configs(const Work& w, int v) { return static_cast<int>(w.cost[static_cast<size_t>(v)].size()); }
 
   // Adds src→dst, summing it into an existing src→dst or dst→src edge (edge elimination).
@@ -435,17 +460,38 @@ void validate(const CostGraph& graph) {
   }
 }
 
+// The search again on `graph` with each of `groups` merged into one node (tie_nodes());
+// `choice` receives the configuration of every original node.
+void solve_tied(const CostGraph& graph, const SearchOptions& options, const std::vector<std::vector<int>>& groups,
+                SearchStats& stats, std::vector<int>& choice) {
+  const TiedGraph tied = tie_nodes(graph, groups);
+  SearchOptions untied = options;
+  untied.tied.clear();
+  const int remaining = stats.remaining_nodes;  // of the untied graph
+  Solver solver(untied, stats);
+  std::vector<int> tied_choice(static_cast<size_t>(tied.graph.num_nodes()), 0);
+  solver.solve(solver.from_graph(tied.graph), tied_choice, true);
+  stats.remaining_nodes = remaining;
+  for (const std::vector<int>& group : groups) stats.tied_nodes += static_cast<int>(group.size());
+  for (size_t v = 0; v < choice.size(); ++v) choice[v] = tied_choice[static_cast<size_t>(tied.node_of[v])];
+}
+
 }  // namespace
 
 SearchResult solve(const CostGraph& graph, const SearchOptions& options) {
   validate(graph);
+  check_tied_groups(graph, options.tied);
   SearchResult result;
   if (graph.num_nodes() == 0) return result;
-  Solver solver(options, result.stats);
   std::vector<int> choice(static_cast<size_t>(graph.num_nodes()), 0);
   try {
-    solver.check_deadline();  // one that passed already stops the search before any work
-    solver.solve(solver.from_graph(graph), choice, true);
+    try {
+      Solver solver(options, result.stats);
+      solver.check_deadline();  // one that passed already stops the search before any work
+      solver.solve(solver.from_graph(graph), choice, true);
+    } catch (const NeedsTies& needs) {
+      solve_tied(graph, options, needs.groups, result.stats, choice);
+    }
   } catch (const DeadlinePassed&) {
     result.timed_out = true;
     return result;

@@ -7,9 +7,11 @@
 //      edge whose table is the min-plus product through it;
 //   2. edge elimination: parallel edges between the same two nodes are summed;
 //   3. repeated to a fixed point; then, if few enough nodes remain, every assignment of
-//      the remainder is enumerated; otherwise one node's configurations are each fixed
-//      in turn (its edges folded into its neighbours' node costs) and the rest solved
-//      recursively;
+//      the remainder is enumerated; otherwise, where SearchOptions::tied names groups of
+//      which two or more nodes remain, the search starts again with those remaining
+//      members tied to one configuration (a restricted space, docs/planner.md §7);
+//      otherwise one node's configurations are each fixed in turn (its edges folded into
+//      its neighbours' node costs) and the rest solved recursively;
 //   4. every eliminated node's configuration is recovered by undoing the eliminations
 //      in reverse order.
 #include <chrono>
@@ -52,13 +54,21 @@ struct SearchOptions {
   // The search gives up (SearchResult::too_large) when its live tables and argmin logs
   // would take more bytes than this.
   std::optional<int64_t> max_table_bytes;
+  // Groups of nodes that may be tied to one configuration index (index i meaning the same
+  // configuration for every member) when elimination leaves more than can be enumerated:
+  // the members that remain then are merged into one node and the search starts again.
+  // Members of a group need equally many configurations; a node is in one group at most.
+  std::vector<std::vector<int>> tied;
 };
 
+// When the search tied nodes, the counts cover both passes: the untied one up to where it
+// stopped, and the tied one.
 struct SearchStats {
   int node_eliminations = 0;
   int edge_eliminations = 0;
   int conditioned_nodes = 0;     // nodes whose configurations were enumerated to recurse
   int remaining_nodes = 0;       // nodes left when elimination first reached its fixed point
+  int tied_nodes = 0;            // nodes tied to a group's configuration (0: the full space)
   int64_t table_bytes_peak = 0;  // largest total size of live cost tables
 };
 
@@ -71,7 +81,7 @@ struct SearchResult {
 };
 
 // Throws std::invalid_argument for a malformed graph (an edge naming a missing node, a
-// table of the wrong size, a node with no configurations).
+// table of the wrong size, a node with no configurations) or malformed SearchOptions::tied.
 SearchResult solve(const CostGraph& graph, const SearchOptions& options = {});
 
 }  // namespace layerplan

@@ -34,7 +34,8 @@ using layerplan::SearchResult;
 using layerplan::solve;
 
 const SearchOptions kDefault{};
-const SearchOptions kNaive{.deadline = std::nullopt, .naive = true, .clock = {}, .max_table_bytes = std::nullopt};
+const SearchOptions kNaive{
+    .deadline = std::nullopt, .naive = true, .clock = {}, .max_table_bytes = std::nullopt, .tied = {}};
 
 // Graphs up to this size are printed in full in failure messages.
 constexpr int kPrintableNodes = 40;
