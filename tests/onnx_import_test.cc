@@ -115,6 +115,63 @@ TEST(OnnxImport, FoldedBatchNormPlansAsTheModelItIs) {
   EXPECT_EQ(weights.at("/conv1/Conv.bias").shape, (std::vector<int64_t>{4}));
 }
 
+// GoogLeNet's and SqueezeNet's pools round their output size up; an AveragePool's
+// count_include_pad 0 leaves padding out of the divisor.
+TEST(OnnxImport, CeilModeAndExcludedPaddingAreTheWindowsOwn) {
+  const ModelGraph g = read_onnx("tiny_pool_modes.onnx", 2);
+  EXPECT_EQ(kinds(g), "input conv2d max_pool avg_pool avg_pool flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(g.layer(2).output, (Shape{{2, 4, 4, 5}}));  // 8x10 by 3/2: 3x4 rounding down
+  EXPECT_TRUE(g.layer(2).window.ceil_mode);
+  EXPECT_TRUE(g.layer(2).window.count_include_pad);
+  EXPECT_EQ(g.layer(3).output, (Shape{{2, 4, 3, 3}}));
+  EXPECT_TRUE(g.layer(3).window.ceil_mode);
+  EXPECT_TRUE(g.layer(3).window.count_include_pad);
+  EXPECT_FALSE(g.layer(4).window.ceil_mode);
+  EXPECT_FALSE(g.layer(4).window.count_include_pad);
+  // The JSON model format keeps both fields.
+  const ModelGraph back = model_from_json(model_to_json(g), 2, "exported");
+  for (int id : {2, 3, 4}) {
+    EXPECT_EQ(back.layer(id).window.ceil_mode, g.layer(id).window.ceil_mode) << id;
+    EXPECT_EQ(back.layer(id).window.count_include_pad, g.layer(id).window.count_include_pad) << id;
+    EXPECT_EQ(back.layer(id).output, g.layer(id).output) << id;
+  }
+}
+
+// Gemm with transB 0 and MatMul by a constant are fully connected layers whose weights
+// load in PyTorch's [out, in] layout; a Reshape to (N, C*H*W) is a flatten.
+TEST(OnnxImport, GemmMatMulAndReshapeThatFlattensAreFullyConnectedLayers) {
+  const ModelGraph g = read_onnx("tiny_linear.onnx", 3);
+  EXPECT_EQ(kinds(g),
+            "input conv2d flatten fully_connected relu fully_connected relu fully_connected "
+            "softmax_cross_entropy");
+  EXPECT_EQ(g.layer(2).output, (Shape{{3, 32, 1, 1}}));
+  EXPECT_EQ(g.layer(3).name, "fc1");
+  EXPECT_TRUE(g.layer(3).has_bias);
+  EXPECT_EQ(g.layer(5).name, "fc2");  // MatMul(x, Transpose(fc2.weight)) + Add(fc2.bias)
+  EXPECT_TRUE(g.layer(5).has_bias);
+  EXPECT_EQ(g.layer(6).inputs, (std::vector<int>{5}));  // the Relu reads the Add's output
+  EXPECT_EQ(g.layer(7).name, "/fc3/MatMul");            // a generated weight name: the node's
+  EXPECT_FALSE(g.layer(7).has_bias);
+  EXPECT_EQ(g.layer(7).output, (Shape{{3, 4, 1, 1}}));
+
+  const auto weights = onnx_initial_weights(onnx_bytes("tiny_linear.onnx"), "tiny_linear.onnx");
+  // fc1.weight is [32, 6] in the file (x·W): [6, 32] transposed, as torch.nn.Linear holds it.
+  const OnnxTensor& fc1 = weights.at("fc1.weight");
+  ASSERT_EQ(fc1.shape, (std::vector<int64_t>{6, 32}));
+  for (int64_t o = 0; o < 6; ++o) {
+    for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(fc1.values[static_cast<size_t>(o * 32 + i)], weight_value(i * 6 + o));
+  }
+  // fc2.weight is [5, 6] already; the Transpose node undoes nothing in the file.
+  const OnnxTensor& fc2 = weights.at("fc2.weight");
+  ASSERT_EQ(fc2.shape, (std::vector<int64_t>{5, 6}));
+  for (size_t i = 0; i < fc2.values.size(); ++i) EXPECT_EQ(fc2.values[i], weight_value(static_cast<int64_t>(i)));
+  EXPECT_EQ(weights.at("fc2.bias").shape, (std::vector<int64_t>{5}));
+  const OnnxTensor& fc3 = weights.at("/fc3/MatMul.weight");
+  ASSERT_EQ(fc3.shape, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(fc3.values[1], weight_value(4));  // [0][1] of PyTorch's layout is [1][0] of the file's
+  EXPECT_FALSE(weights.count("/fc3/MatMul.bias"));
+}
+
 TEST(OnnxImport, InitializersAreTheInitialWeightsUnderTheirOwnNames) {
   const auto weights = onnx_initial_weights(onnx_bytes("tiny.onnx"), "tiny.onnx");
   std::vector<std::string> names;
@@ -207,8 +264,12 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
         Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
         Refusal{"bad_dilation.onnx", "(Conv): dilations other than 1"},
-        Refusal{"bad_avgpool_exclude_pad.onnx", "(AveragePool): average pooling that leaves padding out"},
-        Refusal{"bad_gemm_transposed.onnx", "node 1 '/gemm/Gemm' (Gemm): transA 0, transB 0"},
+        Refusal{"bad_gemm_alpha.onnx", "node 1 '/gemm/Gemm' (Gemm): alpha 0.5, beta 1: expected 1 and 1"},
+        Refusal{"bad_reshape.onnx",
+                "node 1 '/reshape/Reshape' (Reshape): shape (-1, 96) of a 8x3x8x8 input: only a flatten"},
+        Refusal{"bad_transpose.onnx", "node 0 '/transpose/Transpose' (Transpose): input 0 is an activation"},
+        // Refused before ONNX's shape inference, which would only say its input is not of rank 3.
+        Refusal{"bad_lstm.onnx", "node 0 '/lstm/LSTM' (LSTM): operator LSTM is not supported"},
         Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
         Refusal{"bad_pad_max_pool.onnx", "(MaxPool): input 0 '/pool/Pad_output_0' is zero-padded by a Pad node"},
         Refusal{"bad_output_rank.onnx", "has rank 4: expected the logits"},
