@@ -15,7 +15,11 @@ are not comparable this way.
 
 Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
   /usr/bin/python3 bench/onnx_sgd_vs_pytorch.py [--layerplan build/layerplan] [--model resnet18]
-      [--size 64] [--batch 4] [--steps 2] [--kernels onednn]
+      [--size 64] [--batch 4] [--steps 2] [--kernels onednn] [--no-dropout] [--bn-eps 1e-5]
+
+--no-dropout replaces the model's Dropout modules by identities before the export (so that
+GoogLeNet and SqueezeNet compare); --bn-eps sets every batch norm's epsilon (GoogLeNet's is
+1e-3, and layerplan trains with 1e-5).
 """
 import argparse
 import copy
@@ -85,10 +89,19 @@ def main():
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--kernels", default="onednn")
+    ap.add_argument("--no-dropout", action="store_true")
+    ap.add_argument("--bn-eps", type=float)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     torch.manual_seed(1)
-    model = getattr(torchvision.models, args.model)()
+    kwargs = {"aux_logits": False, "init_weights": True} if args.model in ("inception_v3", "googlenet") else {}
+    model = getattr(torchvision.models, args.model)(**kwargs)
+    for parent in list(model.modules()):
+        for child_name, child in parent.named_children():
+            if args.no_dropout and isinstance(child, torch.nn.Dropout):
+                setattr(parent, child_name, torch.nn.Identity())
+            if args.bn_eps is not None and isinstance(child, torch.nn.BatchNorm2d):
+                child.eps = args.bn_eps
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, args.model + ".onnx")
         torch.onnx.export(copy.deepcopy(model), torch.randn(2, 3, args.size, args.size), path,

@@ -155,6 +155,31 @@ TEST_P(TorchCases, EveryKindMatchesPyTorch) {
   }
 }
 
+// The pools cut into tiles along height and width: the border tiles' windows overhang the
+// input (ceil_mode) or its padding, and still give PyTorch's values.
+TEST_P(TorchCases, PoolTilesAtTheBorderMatchPyTorch) {
+  auto kernels = make_kernels(GetParam(), 1);
+  int tiled = 0;
+  for (const json& c : cases()) {
+    const std::string kind = c.at("kind");
+    if (kind != "max_pool" && kind != "avg_pool") continue;
+    const ModelGraph g = graph_of(c);
+    const int id = g.size() - 1;
+    const testing::LayerData d = data_of(c, g);
+    const Shape& out = g.layer(id).output;
+    for (const Degrees& degrees : {Degrees{{1, 1, 2, 1}}, Degrees{{1, 1, 1, 2}}, Degrees{{1, 1, 2, 2}},
+                                   Degrees{{1, 1, 3, 1}}, Degrees{{1, 1, 1, 3}}}) {
+      if (out.h() % degrees[2] != 0 || out.w() % degrees[3] != 0) continue;
+      SCOPED_TRACE(c.at("name").get<std::string>() + " split " + degrees.str() + " on " + GetParam());
+      const testing::LayerResult r = testing::run_tiled(*kernels, g, id, d, degrees);
+      EXPECT_LE(relative_error(r.output.values(), floats(c.at("output"))), kTolerance);
+      EXPECT_LE(relative_error(r.grad_inputs[0].values(), floats(c.at("grad_input"))), kTolerance);
+      ++tiled;
+    }
+  }
+  EXPECT_GE(tiled, 12);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TorchCases, ::testing::Values("reference", "onednn"));
 
 }  // namespace
