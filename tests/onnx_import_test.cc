@@ -348,6 +348,48 @@ TEST(OnnxCommands, FoldedBatchNormTrainsFromItsInitializers) {
   EXPECT_EQ(checkpoint.read("/conv1/Conv.bias").floats().size(), 4U);
 }
 
+// Weights the file holds as [in, out] (Gemm transB 0, MatMul) train, and are saved in
+// PyTorch's [out, in] under their names; the pools in ceil_mode plan and train alike.
+TEST(OnnxCommands, TransposedWeightsAndCeilPoolsTrainFromTheInitializers) {
+  ScratchDir dir;
+  for (const std::string name : {"tiny_linear.onnx", "tiny_pool_modes.onnx"}) {
+    const std::string plan = (dir.path() / (name + ".plan.json")).string();
+    const testing_cli::Outcome planned =
+        testing_cli::run({"plan", "--model", onnx_path(name), "--batch", "4", "--gpus", "1", "--json", plan});
+    ASSERT_EQ(planned.exit_code, 0) << testing_cli::describe(planned);
+    const std::string saved = (dir.path() / (name + ".safetensors")).string();
+    const testing_cli::Outcome trained =
+        testing_cli::run({"train", "--plan", plan, "--model", onnx_path(name), "--steps", "1", "--lr", "1e-20",
+                          "--momentum", "0", "--init-from", onnx_path(name), "--save", saved});
+    ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
+  }
+  const safetensors::Reader checkpoint((dir.path() / "tiny_linear.onnx.safetensors").string());
+  const std::vector<float> fc1 = checkpoint.read("fc1.weight").floats();
+  ASSERT_EQ(fc1.size(), 6U * 32U);
+  for (int64_t o = 0; o < 6; ++o) {
+    for (int64_t i = 0; i < 32; ++i) {
+      EXPECT_NEAR(fc1[static_cast<size_t>(o * 32 + i)], weight_value(i * 6 + o), 1e-12) << o << "," << i;
+    }
+  }
+  EXPECT_EQ(checkpoint.read("fc2.bias").floats().size(), 5U);
+}
+
+// What the runtime cannot train: one line naming the operator, node and position; exit 2.
+TEST(OnnxCommands, AReorderingReshapeOrAnLstmIsOneLineExitTwo) {
+  ScratchDir dir;
+  for (const auto& [name, line] :
+       {std::pair<std::string, std::string>{"bad_reshape.onnx", "node 1 '/reshape/Reshape' (Reshape): shape"},
+        {"bad_lstm.onnx", "node 0 '/lstm/LSTM' (LSTM): operator LSTM is not supported"}}) {
+    const std::string plan = (dir.path() / "plan.json").string();
+    const testing_cli::Outcome r =
+        testing_cli::run({"plan", "--model", onnx_path(name), "--batch", "4", "--gpus", "1", "--json", plan});
+    EXPECT_EQ(r.exit_code, 2) << testing_cli::describe(r);
+    ASSERT_EQ(testing_cli::lines_of(r.err).size(), 1U) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(line));
+    EXPECT_FALSE(std::filesystem::exists(plan));
+  }
+}
+
 TEST(OnnxCommands, BadFileIsOneLineExitTwoAndNothingWritten) {
   ScratchDir dir;
   for (const std::string name : {"bad_cycle.onnx", "bad_sigmoid.onnx", "bad_opset12.onnx"}) {
