@@ -154,6 +154,20 @@ void NodeContext::constant(const onnx::TensorProto& value) {
 
 void NodeContext::constant(const Param& p) { state_.params[node_.output(0)] = p; }
 
+const std::vector<int64_t>* NodeContext::shape_value(int slot) const {
+  if (!has_input(slot)) return nullptr;
+  const std::string& name = node_.input(slot);
+  if (const auto it = state_.shape_values.find(name); it != state_.shape_values.end()) return &it->second;
+  const Param* p = constant_named(name);
+  if (!p || !p->data || p->data->data_type() != onnx::TensorProto::INT64 || p->dims.size() > 1) return nullptr;
+  // An int64 constant of rank 0 or 1 (a Constant node's -1, Unsqueeze's axes): kept as one.
+  return &(state_.shape_values[name] = int64_values(*p));
+}
+
+void NodeContext::produce_shape_value(std::vector<int64_t> values) {
+  state_.shape_values[node_.output(0)] = std::move(values);
+}
+
 namespace {
 
 constexpr int64_t kMaxWindowAttribute = 4096;
@@ -294,7 +308,11 @@ void average_pool(NodeContext& n) {
   if (!own.count_include_pad && (x.pad_h > 0 || x.pad_w > 0)) {
     n.fail("count_include_pad 0 on a Pad node's output is not supported (the Pad node's zeros would count)");
   }
-  if (own.ceil_mode && (x.pad_h > 0 || x.pad_w > 0)) n.fail("ceil_mode 1 on a Pad node's output is not supported");
+  // PyTorch exports avg_pool2d(padding=p, ceil_mode=True) counting padding as Pad + a pool
+  // without pads: the Pad's zeros are then the window's padding, ceil_mode and all.
+  if (own.ceil_mode && (x.pad_h > 0 || x.pad_w > 0) && (own.pad_h > 0 || own.pad_w > 0)) {
+    n.fail("ceil_mode 1 with pads of its own on a Pad node's output is not supported");
+  }
   const Window w = with_padding(n, x, own);
   // A 1x1 window of stride 1 is an identity: PyTorch writes one for an adaptive pool whose
   // input already has the output's size (AlexNet's and VGG's 6x6 and 7x7).
@@ -381,20 +399,66 @@ void transpose(NodeContext& n) {
   n.constant(t);
 }
 
+// The shape of an activation, [N, C, H, W] (or [N, C]), N the batch: where PyTorch's
+// x.view(x.size(0), -1) starts.
+void shape(NodeContext& n) {
+  const Activation x = n.activation(0);
+  if (n.has_attribute("start") || n.has_attribute("end")) n.fail("start and end are not supported");
+  const Shape& s = n.graph().layer(x.layer).output;
+  std::vector<int64_t> v = {kBatchDim, s.c()};
+  if (x.rank == 4) v.insert(v.end(), {s.h(), s.w()});
+  n.produce_shape_value(std::move(v));
+}
+
+// Elements of a shape value at constant indices (axis 0).
+void gather(NodeContext& n) {
+  const std::vector<int64_t>* data = n.shape_value(0);
+  if (!data) {
+    n.fail("input 0 is not a shape: a Gather is read only in shape arithmetic (x.view(x.size(0), -1))");
+  }
+  if (n.int_attribute("axis", 0) != 0) n.fail("axis " + std::to_string(n.int_attribute("axis", 0)) + ": expected 0");
+  const std::vector<int64_t> values = *data;  // a copy: shape_value(1) may add to the map
+  const std::vector<int64_t>* indices = n.shape_value(1);
+  if (!indices) n.fail("the indices are not an int64 constant");
+  std::vector<int64_t> out;
+  const auto size = static_cast<int64_t>(values.size());
+  for (int64_t i : *indices) {
+    if (i < -size || i >= size) n.fail("index " + std::to_string(i) + " of a shape of " + std::to_string(size));
+    out.push_back(values[static_cast<size_t>(i < 0 ? i + size : i)]);
+  }
+  n.produce_shape_value(std::move(out));
+}
+
+// Unsqueeze of a shape value or int64 scalar to 1-D (axes 0): the same values.
+void unsqueeze(NodeContext& n) {
+  const std::vector<int64_t>* data = n.shape_value(0);
+  if (!data) n.fail("input 0 is an activation: an Unsqueeze is read only in shape arithmetic");
+  const std::vector<int64_t> values = *data;
+  const std::vector<int64_t>* axes = n.has_input(1) ? n.shape_value(1) : nullptr;
+  const std::vector<int64_t> axis = axes ? *axes : n.ints_attribute("axes", {});
+  if (axis != std::vector<int64_t>{0}) n.fail("expected axes 0 (a scalar to a 1-D shape)");
+  n.produce_shape_value(values);
+}
+
 // Reshape that only flattens (N, C, H, W) to (N, C*H*W), as x.reshape(-1, c*h*w) or
 // x.view(N, -1) with a constant shape exports; any other shape reorders or merges data.
 void reshape(NodeContext& n) {
   const Activation x = n.activation(0);
   const Shape& s = n.graph().layer(x.layer).output;
-  if (!n.has_input(1) || !n.constant_named(n.node().input(1))) {
-    n.fail("the shape is computed in the graph: expected a constant shape (or export torch.flatten(x, 1))");
+  const std::vector<int64_t>* computed = n.shape_value(1);
+  if (!computed) {
+    n.fail(
+        "the shape is computed from tensors other than shapes: expected a constant shape or one computed "
+        "from the input's shape (or export torch.flatten(x, 1))");
   }
-  const std::vector<int64_t> shape = n.int64_values(n.param(1));
+  const std::vector<int64_t> shape = *computed;
   const int64_t features = s.c() * s.h() * s.w();
   std::string text;
-  for (const int64_t d : shape) text += (text.empty() ? "" : ", ") + std::to_string(d);
-  // The batch is kept (0, unless allowzero) or inferred (-1); a fixed one is the file's.
-  const bool keeps_batch = shape.size() == 2 && shape[0] == 0 && n.int_attribute("allowzero", 0) == 0;
+  for (const int64_t d : shape) text += (text.empty() ? "" : ", ") + (d == kBatchDim ? "N" : std::to_string(d));
+  // The batch is kept (0, unless allowzero; or the input's own, x.size(0)) or inferred
+  // (-1); a fixed one is the file's.
+  const bool keeps_batch =
+      shape.size() == 2 && ((shape[0] == 0 && n.int_attribute("allowzero", 0) == 0) || shape[0] == kBatchDim);
   const bool flattens =
       shape.size() == 2 && (shape[1] == features || (shape[1] == -1 && keeps_batch)) && (shape[0] != 0 || keeps_batch);
   if (!flattens) {
@@ -452,7 +516,22 @@ std::vector<int> operands(const NodeContext& n, int* rank) {
   return ids;
 }
 
+// Concat of shape values (along their one axis): a shape for a Reshape.
+void concat_shapes(NodeContext& n) {
+  std::vector<int64_t> out;
+  for (int slot = 0; slot < n.node().input_size(); ++slot) {
+    const std::vector<int64_t>* v = n.shape_value(slot);
+    if (!v) n.fail("input " + std::to_string(slot) + " is not a shape: expected shapes or int64 constants");
+    out.insert(out.end(), v->begin(), v->end());
+  }
+  n.produce_shape_value(std::move(out));
+}
+
 void concat(NodeContext& n) {
+  if (n.shape_value(0)) {
+    concat_shapes(n);
+    return;
+  }
   int rank = 4;
   std::vector<int> ids = operands(n, &rank);
   const int64_t axis = n.int_attribute("axis", 1);
@@ -489,7 +568,7 @@ void constant(NodeContext& n) {
 
 // The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
 // exports readable; everything else maps to one layer kind (docs/model-format.md).
-constexpr std::array<OpEntry, 19> kOps = {{
+constexpr std::array<OpEntry, 22> kOps = {{
     {"Add", &add},
     {"AveragePool", &average_pool},
     {"BatchNormalization", &batch_normalization},
@@ -498,6 +577,7 @@ constexpr std::array<OpEntry, 19> kOps = {{
     {"Conv", &conv},
     {"Dropout", &dropout},
     {"Flatten", &flatten},
+    {"Gather", &gather},
     {"Gemm", &gemm},
     {"GlobalAveragePool", &global_average_pool},
     {"Identity", &identity},
@@ -507,8 +587,10 @@ constexpr std::array<OpEntry, 19> kOps = {{
     {"Pad", &pad},
     {"Relu", &relu},
     {"Reshape", &reshape},
+    {"Shape", &shape},
     {"Softmax", &softmax},
     {"Transpose", &transpose},
+    {"Unsqueeze", &unsqueeze},
 }};
 
 }  // namespace

@@ -49,7 +49,11 @@ struct ImportState {
   // nodes a handler has already taken into its layer (a MatMul's bias Add).
   const onnx::GraphProto* onnx_graph = nullptr;
   std::set<std::string> absorbed_outputs;
+  // 1-D int64 tensors computed from shapes (PyTorch's x.view(x.size(0), -1) exports Shape,
+  // Gather, Unsqueeze and Concat nodes), kBatchDim standing for the batch.
+  std::map<std::string, std::vector<int64_t>> shape_values;
 };
+inline constexpr int64_t kBatchDim = -(int64_t{1} << 62);
 
 // One node, as its handler sees it. fail() throws UsageError naming the file, the node's
 // position, name and operator: "m.onnx: node 3 '/conv1/Conv' (Conv): ...".
@@ -94,6 +98,9 @@ class NodeContext {
   void alias(const Activation& a);
   void constant(const onnx::TensorProto& value);
   void constant(const Param& p);  // output 0 is the constant `p`
+  // Input `slot` as a shape value, or an int64 constant's values; null when it is neither.
+  const std::vector<int64_t>* shape_value(int slot) const;
+  void produce_shape_value(std::vector<int64_t> values);  // output 0 is that shape value
 
  private:
   const onnx::AttributeProto* attribute(const char* name) const;

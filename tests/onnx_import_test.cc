@@ -172,6 +172,15 @@ TEST(OnnxImport, GemmMatMulAndReshapeThatFlattensAreFullyConnectedLayers) {
   EXPECT_FALSE(weights.count("/fc3/MatMul.bias"));
 }
 
+// x.view(x.size(0), -1): the shape computed from the input's own (Shape, Gather, Unsqueeze,
+// Concat) keeps the batch, so the Reshape flattens.
+TEST(OnnxImport, AViewOfTheBatchSizeIsAFlatten) {
+  const ModelGraph g = read_onnx("tiny_view.onnx", 3);
+  EXPECT_EQ(kinds(g), "input conv2d flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(g.layer(2).output, (Shape{{3, 32, 1, 1}}));
+  EXPECT_EQ(g.layer(2).name, "/Reshape");
+}
+
 TEST(OnnxImport, InitializersAreTheInitialWeightsUnderTheirOwnNames) {
   const auto weights = onnx_initial_weights(onnx_bytes("tiny.onnx"), "tiny.onnx");
   std::vector<std::string> names;
@@ -267,6 +276,7 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bad_gemm_alpha.onnx", "node 1 '/gemm/Gemm' (Gemm): alpha 0.5, beta 1: expected 1 and 1"},
         Refusal{"bad_reshape.onnx",
                 "node 1 '/reshape/Reshape' (Reshape): shape (-1, 96) of a 8x3x8x8 input: only a flatten"},
+        Refusal{"bad_view.onnx", "'/Reshape' (Reshape): shape (N, 3, -1) of a 8x3x8x8 input: only a flatten"},
         Refusal{"bad_transpose.onnx", "node 0 '/transpose/Transpose' (Transpose): input 0 is an activation"},
         // Refused before ONNX's shape inference, which would only say its input is not of rank 3.
         Refusal{"bad_lstm.onnx", "node 0 '/lstm/LSTM' (LSTM): operator LSTM is not supported"},
