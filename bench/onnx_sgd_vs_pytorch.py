@@ -79,6 +79,11 @@ def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum)
     return {k: v.detach().to(torch.float64).numpy() for k, v in model.state_dict().items()}
 
 
+# Small nets of layer kinds the torchvision models do not cover, by --model name: a factory
+# and the class count (bench/onnx_layer_kinds.py fills it and calls main()).
+CUSTOM_MODELS = {}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--layerplan", default="build/layerplan")
@@ -95,7 +100,8 @@ def main():
     warnings.filterwarnings("ignore")
     torch.manual_seed(1)
     kwargs = {"aux_logits": False, "init_weights": True} if args.model in ("inception_v3", "googlenet") else {}
-    model = getattr(torchvision.models, args.model)(**kwargs)
+    factory, classes = CUSTOM_MODELS.get(args.model, (lambda: getattr(torchvision.models, args.model)(**kwargs), 1000))
+    model = factory()
     for parent in list(model.modules()):
         for child_name, child in parent.named_children():
             if args.no_dropout and isinstance(child, torch.nn.Dropout):
@@ -111,7 +117,7 @@ def main():
         state = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy())
                  for t in onnx.load(path).graph.initializer}
         images = torch.randn(args.batch * args.steps, 3, args.size, args.size)
-        labels = torch.randint(0, 1000, (args.batch * args.steps,))
+        labels = torch.randint(0, classes, (args.batch * args.steps,))
         data = os.path.join(tmp, "data.safetensors")
         write_dataset(data, images, labels)
         plan, ck = os.path.join(tmp, "plan.json"), os.path.join(tmp, "ck.safetensors")
