@@ -417,7 +417,7 @@ void gather(NodeContext& n) {
     n.fail("input 0 is not a shape: a Gather is read only in shape arithmetic (x.view(x.size(0), -1))");
   }
   if (n.int_attribute("axis", 0) != 0) n.fail("axis " + std::to_string(n.int_attribute("axis", 0)) + ": expected 0");
-  const std::vector<int64_t> values = *data;  // a copy: shape_value(1) may add to the map
+  const std::vector<int64_t>& values = *data;  // std::map: shape_value(1) keeps it valid
   const std::vector<int64_t>* indices = n.shape_value(1);
   if (!indices) n.fail("the indices are not an int64 constant");
   std::vector<int64_t> out;
@@ -433,7 +433,7 @@ void gather(NodeContext& n) {
 void unsqueeze(NodeContext& n) {
   const std::vector<int64_t>* data = n.shape_value(0);
   if (!data) n.fail("input 0 is an activation: an Unsqueeze is read only in shape arithmetic");
-  const std::vector<int64_t> values = *data;
+  const std::vector<int64_t>& values = *data;
   const std::vector<int64_t>* axes = n.has_input(1) ? n.shape_value(1) : nullptr;
   const std::vector<int64_t> axis = axes ? *axes : n.ints_attribute("axes", {});
   if (axis != std::vector<int64_t>{0}) n.fail("expected axes 0 (a scalar to a 1-D shape)");
