@@ -17,7 +17,10 @@ is built with probability 0 (torchvision then skips it).
 
 Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
   /usr/bin/python3 bench/onnx_sgd_vs_pytorch.py [--layerplan build/layerplan] [--model resnet18]
-      [--size 64] [--batch 4] [--steps 2] [--kernels onednn] [--keep-dropout]
+      [--size 64] [--batch 4] [--steps 2] [--kernels onednn] [--keep-dropout] [--bn-eps 1e-5]
+
+--keep-dropout exports Dropout as the model has it (and then the two runs draw other masks);
+--bn-eps sets every batch norm's epsilon before the export (the file then says it).
 """
 import argparse
 import copy
@@ -91,6 +94,11 @@ def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum)
     return {k: v.detach().to(torch.float64).numpy() for k, v in model.state_dict().items()}
 
 
+# Small nets of layer kinds the torchvision models do not cover, by --model name: a factory
+# and the class count (bench/onnx_layer_kinds.py fills it and calls main()).
+CUSTOM_MODELS = {}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--layerplan", default="build/layerplan")
@@ -102,12 +110,25 @@ def main():
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--kernels", default="onednn")
     ap.add_argument("--keep-dropout", action="store_true", help="export Dropout as the model has it")
+    ap.add_argument("--bn-eps", type=float, help="set every batch norm's epsilon before the export")
     args = ap.parse_args()
     if args.model == "inception_v3" and args.size < 75:
         args.size = 80  # Inception-v3's stem needs 75 pixels
     warnings.filterwarnings("ignore")
     torch.manual_seed(1)
-    model = build_model(args.model, args.keep_dropout)
+    if args.model in CUSTOM_MODELS:
+        factory, classes = CUSTOM_MODELS[args.model]
+        model = factory()
+        if not args.keep_dropout:
+            for module in model.modules():
+                if isinstance(module, torch.nn.Dropout):
+                    module.p = 0.0
+    else:
+        model, classes = build_model(args.model, args.keep_dropout), 1000
+    if args.bn_eps is not None:
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.eps = args.bn_eps
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, args.model + ".onnx")
         torch.onnx.export(copy.deepcopy(model), torch.randn(2, 3, args.size, args.size), path,
@@ -117,7 +138,7 @@ def main():
         state = {t.name: torch.from_numpy(onnx.numpy_helper.to_array(t).copy())
                  for t in onnx.load(path).graph.initializer}
         images = torch.randn(args.batch * args.steps, 3, args.size, args.size)
-        labels = torch.randint(0, 1000, (args.batch * args.steps,))
+        labels = torch.randint(0, classes, (args.batch * args.steps,))
         data = os.path.join(tmp, "data.safetensors")
         write_dataset(data, images, labels)
         plan, ck = os.path.join(tmp, "plan.json"), os.path.join(tmp, "ck.safetensors")

@@ -59,8 +59,8 @@ class LayerEntry {
 const std::map<std::string, std::vector<std::string>>& allowed_fields() {
   static const std::map<std::string, std::vector<std::string>> fields = {
       {"conv2d", {"out_channels", "kernel", "stride", "padding", "bias", "groups"}},
-      {"max_pool", {"kernel", "stride", "padding"}},
-      {"avg_pool", {"kernel", "stride", "padding"}},
+      {"max_pool", {"kernel", "stride", "padding", "ceil_mode"}},
+      {"avg_pool", {"kernel", "stride", "padding", "ceil_mode", "count_include_pad"}},
       {"global_avg_pool", {}},
       {"fully_connected", {"out_features", "bias"}},
       {"relu", {}},
@@ -94,7 +94,7 @@ Window window_of(const LayerEntry& e, const json& entry) {
   const auto [kh, kw] = pair_field(e, entry, "kernel", 1, 1);
   const auto [sh, sw] = pair_field(e, entry, "stride", 1, 1);
   const auto [ph, pw] = pair_field(e, entry, "padding", 0, 0);
-  return Window{kh, kw, sh, sw, ph, pw};
+  return Window{kh, kw, sh, sw, ph, pw, e.boolean_or("ceil_mode", false), e.boolean_or("count_include_pad", true)};
 }
 
 std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::map<std::string, int>& ids,
@@ -259,6 +259,8 @@ std::string model_to_json(const ModelGraph& graph) {
         entry["padding"] = pair(w.pad_h, w.pad_w);
         if (l.kind == LayerKind::kConv2d) entry["bias"] = l.has_bias;
         if (l.kind == LayerKind::kConv2d && l.groups > 1) entry["groups"] = l.groups;
+        if (w.ceil_mode) entry["ceil_mode"] = true;  // pooling fields only where not the default
+        if (!w.count_include_pad) entry["count_include_pad"] = false;
         break;
       case LayerKind::kFullyConnected:
         entry["out_features"] = l.output.c();

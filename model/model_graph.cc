@@ -46,12 +46,30 @@ std::string_view kind_name(LayerKind kind) {
 
 namespace {
 
-int64_t window_extent(int64_t in, int kernel, int stride, int pad, const std::string& layer) {
+int64_t window_extent(int64_t in, int kernel, int stride, int pad, bool ceil_mode, const std::string& layer) {
   if (kernel <= 0 || stride <= 0 || pad < 0 || in + 2 * int64_t{pad} < kernel) {
     throw std::invalid_argument("layer " + layer + ": window " + std::to_string(kernel) + "/" + std::to_string(stride) +
                                 "/" + std::to_string(pad) + " does not fit an input extent of " + std::to_string(in));
   }
-  return (in + 2 * int64_t{pad} - kernel) / stride + 1;
+  if (!ceil_mode) return (in + 2 * int64_t{pad} - kernel) / stride + 1;
+  // PyTorch's pooling_output_shape: round up, but the last window must start inside the
+  // input or its left padding.
+  int64_t out = (in + 2 * int64_t{pad} - kernel + stride - 1) / stride + 1;
+  if ((out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// Pools whose windows PyTorch guarantees to read some input (padding at most half the
+// kernel): ceil_mode's overhang and an average that leaves padding out of its count
+// (which would divide by zero) need it.
+void check_pool_padding(const Window& w, const std::string& layer) {
+  if (!w.ceil_mode && w.count_include_pad) return;
+  if (2 * w.pad_h > w.kernel_h || 2 * w.pad_w > w.kernel_w) {
+    throw std::invalid_argument("layer " + layer + ": padding " + std::to_string(w.pad_h) + "x" +
+                                std::to_string(w.pad_w) + " is more than half the kernel " +
+                                std::to_string(w.kernel_h) + "x" + std::to_string(w.kernel_w) +
+                                ": expected at most half with ceil_mode or count_include_pad false");
+  }
 }
 
 }  // namespace
@@ -122,8 +140,16 @@ int ModelGraph::windowed(std::string name, LayerKind kind, int in, int64_t out_c
   l.window = window;
   l.has_bias = bias;
   l.groups = groups;
-  l.output = {{s.n(), out_channels, window_extent(s.h(), window.kernel_h, window.stride_h, window.pad_h, name),
-               window_extent(s.w(), window.kernel_w, window.stride_w, window.pad_w, name)}};
+  if (kind == LayerKind::kConv2d && (window.ceil_mode || !window.count_include_pad)) {
+    throw std::invalid_argument("layer " + name + ": ceil_mode and count_include_pad are for pooling only");
+  }
+  if (kind == LayerKind::kMaxPool && !window.count_include_pad) {
+    throw std::invalid_argument("layer " + name + ": count_include_pad is for average pooling only");
+  }
+  check_pool_padding(window, name);
+  l.output = {{s.n(), out_channels,
+               window_extent(s.h(), window.kernel_h, window.stride_h, window.pad_h, window.ceil_mode, name),
+               window_extent(s.w(), window.kernel_w, window.stride_w, window.pad_w, window.ceil_mode, name)}};
   l.name = std::move(name);
   return append(std::move(l));
 }

@@ -52,6 +52,12 @@ struct Window {
   int kernel_h = 1, kernel_w = 1;
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
+  // Pooling only, as torch.nn.MaxPool2d/AvgPool2d: ceil_mode rounds the output size up
+  // (the last window must start inside the input or its left padding; its overhang past
+  // the padded input reads padding); count_include_pad=false divides an average by the
+  // real input elements of its window only.
+  bool ceil_mode = false;
+  bool count_include_pad = true;
 
   static Window square(int kernel, int stride = 1, int pad = 0) { return {kernel, kernel, stride, stride, pad, pad}; }
 };

@@ -264,17 +264,42 @@ void check_output_shape(const NodeContext& ctx, const ImportState& s,
   }
 }
 
+std::string node_where(const onnx::NodeProto& node, int position, const std::string& origin) {
+  return origin + ": node " + std::to_string(position) + " '" + clipped(node.name()) + "' (" + clipped(node.op_type()) +
+         ")";
+}
+
+const OpEntry* op_of(const onnx::NodeProto& node) {
+  return (node.domain().empty() || node.domain() == "ai.onnx") ? find_op(node.op_type()) : nullptr;
+}
+
+std::string unsupported(const onnx::NodeProto& node) {
+  return "operator " + clipped((node.domain().empty() ? "" : node.domain() + ".") + node.op_type()) +
+         " is not supported; layerplan reads " + supported_ops();
+}
+
+// Operators without a handler, refused (the first in the file) before ONNX's checker and
+// shape inference, whose messages about them (an LSTM on an NCHW tensor) would not say so.
+void refuse_unsupported_operators(const onnx::GraphProto& graph, const std::vector<int>& positions,
+                                  const std::string& origin) {
+  int first = -1;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (op_of(graph.node(i)) == nullptr &&
+        (first < 0 || positions[static_cast<size_t>(i)] < positions[static_cast<size_t>(first)])) {
+      first = i;
+    }
+  }
+  if (first >= 0) {
+    const onnx::NodeProto& node = graph.node(first);
+    throw UsageError(node_where(node, positions[static_cast<size_t>(first)], origin) + ": " + unsupported(node));
+  }
+}
+
 void add_node(ImportState& s, const onnx::NodeProto& node, int position, const std::string& origin,
               const std::map<std::string, std::vector<int64_t>>& shapes) {
-  NodeContext ctx(node,
-                  origin + ": node " + std::to_string(position) + " '" + clipped(node.name()) + "' (" +
-                      clipped(node.op_type()) + ")",
-                  s);
-  const OpEntry* op = (node.domain().empty() || node.domain() == "ai.onnx") ? find_op(node.op_type()) : nullptr;
-  if (!op) {
-    ctx.fail("operator " + clipped((node.domain().empty() ? "" : node.domain() + ".") + node.op_type()) +
-             " is not supported; layerplan reads " + supported_ops());
-  }
+  NodeContext ctx(node, node_where(node, position, origin), s);
+  const OpEntry* op = op_of(node);
+  if (!op) ctx.fail(unsupported(node));
   try {
     op->handle(ctx);
   } catch (const std::invalid_argument& e) {
@@ -315,9 +340,11 @@ ImportedModel import_onnx(const OnnxSource& source, int64_t batch, const std::st
   refuse_external_data(model.graph(), origin);
   const std::vector<int> positions = sort_nodes(*model.mutable_graph(), origin);
   check_window_attributes(model.graph(), positions, origin);
+  refuse_unsupported_operators(model.graph(), positions, origin);
   check_and_infer(model, origin);
   const std::map<std::string, std::vector<int64_t>> shapes = known_shapes(model.graph());
   out.state = std::make_unique<ImportState>(name);
+  out.state->onnx_graph = &model.graph();
   add_inputs(*out.state, model.graph(), batch, origin);
   for (int i = 0; i < model.graph().node_size(); ++i) {
     add_node(*out.state, model.graph().node(i), positions[static_cast<size_t>(i)], origin, shapes);

@@ -46,6 +46,15 @@ std::vector<float> float_values(const onnx::TensorProto& t, const onnx_import::I
   return values;
 }
 
+// A 2-D tensor transposed: a weight the file holds as [in, out], in PyTorch's [out, in].
+OnnxTensor transposed(const OnnxTensor& t) {
+  const auto rows = static_cast<size_t>(t.shape.at(0)), cols = static_cast<size_t>(t.shape.at(1));
+  OnnxTensor out{{t.shape[1], t.shape[0]}, std::vector<float>(t.values.size())};
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) out.values[c * rows + r] = t.values[r * cols + c];
+  return out;
+}
+
 }  // namespace
 
 bool is_onnx_path(const std::string& path) { return path.size() > 5 && path.ends_with(".onnx"); }
@@ -66,7 +75,9 @@ std::map<std::string, OnnxTensor> weights_from(const onnx_import::OnnxSource& in
     const onnx_import::Param& p = model.state->params.at(source);
     require(p.data != nullptr, origin + ": '" + clipped(source) +
                                    "' is a graph input without values: the file has no initial weights for it");
-    out[name] = OnnxTensor{p.dims, float_values(*p.data, model, input, origin)};
+    OnnxTensor t{p.dims, float_values(*p.data, model, input, origin)};
+    if (model.state->transposed_parameters.count(name)) t = transposed(t);
+    out[name] = std::move(t);
   }
   return out;
 }

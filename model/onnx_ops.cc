@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -31,6 +32,11 @@ Activation NodeContext::activation(int slot) const {
          "' is zero-padded by a Pad node: only Conv and AveragePool take a padded input");
   }
   return a;
+}
+
+const Param* NodeContext::constant_named(const std::string& name) const {
+  const auto it = state_.params.find(name);
+  return it == state_.params.end() ? nullptr : &it->second;
 }
 
 Activation NodeContext::padded_activation(int slot) const {
@@ -112,9 +118,31 @@ std::string NodeContext::layer_name(const Param* weight) const {
   return node_.name().empty() ? node_.output(0) : node_.name();
 }
 
-void NodeContext::bind(const std::string& layer, const char* role, const Param& p) {
-  state_.parameter_sources[layer + "." + role] = p.name;
+void NodeContext::bind(const std::string& layer, const char* role, const Param& p, bool transposed) {
+  const std::string key = layer + "." + role;
+  state_.parameter_sources[key] = p.name;
+  if (transposed) state_.transposed_parameters.insert(key);
 }
+
+const onnx::NodeProto* NodeContext::sole_consumer() const {
+  const onnx::NodeProto* found = nullptr;
+  int readers = 0;
+  for (const onnx::NodeProto& other : state_.onnx_graph->node()) {
+    for (const std::string& in : other.input()) {
+      if (in != node_.output(0)) continue;
+      found = &other;
+      ++readers;
+    }
+  }
+  return readers == 1 ? found : nullptr;
+}
+
+void NodeContext::absorb(const onnx::NodeProto& consumer, int layer, int rank) {
+  state_.activations[consumer.output(0)] = Activation{layer, rank};
+  state_.absorbed_outputs.insert(consumer.output(0));
+}
+
+bool NodeContext::absorbed() const { return state_.absorbed_outputs.count(node_.output(0)) > 0; }
 
 void NodeContext::produce(int layer, int rank) { state_.activations[node_.output(0)] = Activation{layer, rank}; }
 
@@ -122,6 +150,22 @@ void NodeContext::alias(const Activation& a) { state_.activations[node_.output(0
 
 void NodeContext::constant(const onnx::TensorProto& value) {
   state_.params[node_.output(0)] = Param{node_.output(0), {value.dims().begin(), value.dims().end()}, &value};
+}
+
+void NodeContext::constant(const Param& p) { state_.params[node_.output(0)] = p; }
+
+const std::vector<int64_t>* NodeContext::shape_value(int slot) const {
+  if (!has_input(slot)) return nullptr;
+  const std::string& name = node_.input(slot);
+  if (const auto it = state_.shape_values.find(name); it != state_.shape_values.end()) return &it->second;
+  const Param* p = constant_named(name);
+  if (!p || !p->data || p->data->data_type() != onnx::TensorProto::INT64 || p->dims.size() > 1) return nullptr;
+  // An int64 constant of rank 0 or 1 (a Constant node's -1, Unsqueeze's axes): kept as one.
+  return &(state_.shape_values[name] = int64_values(*p));
+}
+
+void NodeContext::produce_shape_value(std::vector<int64_t> values) {
+  state_.shape_values[node_.output(0)] = std::move(values);
 }
 
 namespace {
@@ -160,12 +204,11 @@ Window window_of(const NodeContext& n, std::array<int, 2> kernel) {
   return Window{kernel[0], kernel[1], stride[0], stride[1], static_cast<int>(pads[0]), static_cast<int>(pads[1])};
 }
 
-// Pools round down (ceil_mode 0); ceil_mode 1 is accepted where it gives the same size.
-void check_ceil_mode(const NodeContext& n, const Shape& in, const Window& w) {
-  if (n.int_attribute("ceil_mode", 0) == 0) return;
-  const bool exact = (in.h() + int64_t{2} * w.pad_h - w.kernel_h) % w.stride_h == 0 &&
-                     (in.w() + int64_t{2} * w.pad_w - w.kernel_w) % w.stride_w == 0;
-  if (!exact) n.fail("ceil_mode 1 rounds the output size up: not supported");
+// ceil_mode 0 or 1 of a pool, into its window.
+void read_ceil_mode(const NodeContext& n, Window* w) {
+  const int64_t ceil = n.int_attribute("ceil_mode", 0);
+  if (ceil != 0 && ceil != 1) n.fail("ceil_mode " + std::to_string(ceil) + ": expected 0 or 1");
+  w->ceil_mode = ceil == 1;
 }
 
 Activation padded_image(NodeContext& n, int slot) {
@@ -252,19 +295,29 @@ void max_pool(NodeContext& n) {
   const Activation x = image(n, 0);
   if (n.int_attribute("storage_order", 0) != 0) n.fail("storage_order 1 is not supported");
   if (n.node().output_size() > 1 && !n.node().output(1).empty()) n.fail("the Indices output is not supported");
-  const Window w = window_of(n, {1, 1});
-  check_ceil_mode(n, n.graph().layer(x.layer).output, w);
+  Window w = window_of(n, {1, 1});
+  read_ceil_mode(n, &w);
   n.produce(n.graph().max_pool(n.layer_name(nullptr), x.layer, w), 4);
 }
 
 void average_pool(NodeContext& n) {
   const Activation x = padded_image(n, 0);
-  const Window own = window_of(n, {1, 1});
-  if ((own.pad_h > 0 || own.pad_w > 0) && n.int_attribute("count_include_pad", 0) == 0) {
-    n.fail("average pooling that leaves padding out of the count (count_include_pad 0) is not supported");
+  Window own = window_of(n, {1, 1});
+  read_ceil_mode(n, &own);
+  const int64_t include = n.int_attribute("count_include_pad", 0);
+  if (include != 0 && include != 1) n.fail("count_include_pad " + std::to_string(include) + ": expected 0 or 1");
+  // Without padding of its own the count is the same either way; a Pad node's zeros are
+  // input elements, which always count.
+  own.count_include_pad = include == 1 || (own.pad_h == 0 && own.pad_w == 0);
+  if (!own.count_include_pad && (x.pad_h > 0 || x.pad_w > 0)) {
+    n.fail("count_include_pad 0 on a Pad node's output is not supported (the Pad node's zeros would count)");
   }
-  const Window w = with_padding(n, x, own);  // a Pad node's zeros always count
-  check_ceil_mode(n, n.graph().layer(x.layer).output, w);
+  // PyTorch exports avg_pool2d(padding=p, ceil_mode=True) counting padding as Pad + a pool
+  // without pads: the Pad's zeros are then the window's padding, ceil_mode and all.
+  if (own.ceil_mode && (x.pad_h > 0 || x.pad_w > 0) && (own.pad_h > 0 || own.pad_w > 0)) {
+    n.fail("ceil_mode 1 with pads of its own on a Pad node's output is not supported");
+  }
+  const Window w = with_padding(n, x, own);
   // A 1x1 window of stride 1 is an identity: PyTorch writes one for an adaptive pool whose
   // input already has the output's size (AlexNet's and VGG's 6x6 and 7x7).
   if (w.kernel_h == 1 && w.kernel_w == 1 && w.stride_h == 1 && w.stride_w == 1 && w.pad_h == 0 && w.pad_w == 0) {
@@ -279,30 +332,148 @@ void global_average_pool(NodeContext& n) {
   n.produce(n.graph().global_avg_pool(n.layer_name(nullptr), x.layer), 4);
 }
 
-// Gemm as a fully connected layer: y = x·Wᵀ + b, as torch.nn.Linear exports it.
+// A fully connected layer y = x·M (+ b) of the NC input `x`, where M is `w` (2-D) or, when
+// `w_is_out_in`, wᵀ: PyTorch's weight is [out_features, in_features], so a weight
+// given as [in, out] is bound transposed (undoing a Transpose node's transposition).
+int fully_connected_layer(NodeContext& n, const Activation& x, const Param& w, bool w_is_out_in, const Param* bias) {
+  if (x.rank != 2) n.fail("input 0 has rank " + std::to_string(x.rank) + ": expected 2 (flatten first)");
+  const size_t out_axis = w_is_out_in ? 0 : 1;
+  if (w.dims.size() != 2 || w.dims[out_axis] < 1 || w.dims[out_axis] > (int64_t{1} << 30)) {
+    n.fail("weight '" + clipped(w.name) + "' has shape " + dims_text(w.dims) + ": expected " +
+           (w_is_out_in ? "[out_features, in_features]" : "[in_features, out_features]"));
+  }
+  const int64_t out = w.dims[out_axis];
+  const int64_t in = n.graph().layer(x.layer).output.c();
+  n.expect_dims(w, w_is_out_in ? std::vector<int64_t>{out, in} : std::vector<int64_t>{in, out});
+  if (bias) n.expect_dims(*bias, {out});
+  const std::string name = n.layer_name(&w);
+  const int layer = n.graph().fully_connected(name, x.layer, static_cast<int>(out), bias != nullptr);
+  n.bind(name, "weight", w, w_is_out_in == w.transposed);
+  if (bias) n.bind(name, "bias", *bias);
+  return layer;
+}
+
+// Gemm as a fully connected layer: y = x·Bᵀ + C (transB 1, as torch.nn.Linear exports it)
+// or x·B + C (transB 0).
 void gemm(NodeContext& n) {
   const Activation x = n.activation(0);
-  if (x.rank != 2) n.fail("input 0 has rank " + std::to_string(x.rank) + ": expected 2 (flatten first)");
-  if (n.int_attribute("transA", 0) != 0 || n.int_attribute("transB", 0) != 1) {
-    n.fail("transA " + std::to_string(n.int_attribute("transA", 0)) + ", transB " +
-           std::to_string(n.int_attribute("transB", 0)) + ": expected 0 and 1 (torch.nn.Linear)");
+  const int64_t trans_b = n.int_attribute("transB", 0);
+  if (n.int_attribute("transA", 0) != 0 || (trans_b != 0 && trans_b != 1)) {
+    n.fail("transA " + std::to_string(n.int_attribute("transA", 0)) + ", transB " + std::to_string(trans_b) +
+           ": expected transA 0 and transB 0 or 1");
   }
-  if (n.float_attribute("alpha", 1.0F) != 1.0F || n.float_attribute("beta", 1.0F) != 1.0F) {
-    n.fail("alpha and beta other than 1 are not supported");
+  const float alpha = n.float_attribute("alpha", 1.0F), beta = n.float_attribute("beta", 1.0F);
+  if (alpha != 1.0F || beta != 1.0F) {
+    std::array<char, 64> text{};
+    std::snprintf(text.data(), text.size(), "alpha %g, beta %g", static_cast<double>(alpha), static_cast<double>(beta));
+    n.fail(std::string(text.data()) + ": expected 1 and 1 (scaled products are not supported)");
   }
+  n.produce(fully_connected_layer(n, x, n.param(1), trans_b == 1, n.has_input(2) ? &n.param(2) : nullptr), 2);
+}
+
+// MatMul by a constant [in, out] matrix (x·W, or x·Transpose(weight) as PyTorch exports a
+// Linear without Gemm), with the Add of a bias constant that follows it taken in.
+void matmul(NodeContext& n) {
+  const Activation x = n.activation(0);
   const Param& w = n.param(1);
-  if (w.dims.size() != 2 || w.dims[0] < 1 || w.dims[0] > (int64_t{1} << 30)) {
-    n.fail("weight '" + clipped(w.name) + "' has shape " + dims_text(w.dims) +
-           ": expected [out_features, in_features]");
+  const Param* bias = nullptr;
+  const onnx::NodeProto* next = n.sole_consumer();
+  if (next && next->op_type() == "Add" && next->input_size() == 2 && next->domain().empty()) {
+    const std::string& other = next->input(next->input(0) == n.node().output(0) ? 1 : 0);
+    const Param* p = n.constant_named(other);
+    if (p && p->dims.size() == 1) bias = p;
   }
-  const int64_t out = w.dims[0];
-  n.expect_dims(w, {out, n.graph().layer(x.layer).output.c()});
-  const bool bias = n.has_input(2);
-  if (bias) n.expect_dims(n.param(2), {out});
-  const std::string name = n.layer_name(&w);
-  n.produce(n.graph().fully_connected(name, x.layer, static_cast<int>(out), bias), 2);
-  n.bind(name, "weight", w);
-  if (bias) n.bind(name, "bias", n.param(2));
+  const int layer = fully_connected_layer(n, x, w, false, bias);
+  n.produce(layer, 2);
+  if (bias) n.absorb(*next, layer, 2);
+}
+
+// Transpose of a 2-D constant (PyTorch's export of a Linear's weight.t()): a constant
+// whose values are read transposed. Transposing an activation reorders its data: refused.
+void transpose(NodeContext& n) {
+  const Param* p = n.has_input(0) ? n.constant_named(n.node().input(0)) : nullptr;
+  if (!p) n.fail("input 0 is an activation: a Transpose reorders data, which layerplan cannot train");
+  const std::vector<int64_t> perm = n.ints_attribute("perm", {1, 0});
+  if (p->dims.size() != 2 || perm != std::vector<int64_t>{1, 0}) {
+    n.fail("expected the transpose of a 2-D constant (perm 1, 0), got " + dims_text(p->dims));
+  }
+  Param t = *p;
+  t.dims = {p->dims[1], p->dims[0]};
+  t.transposed = !p->transposed;
+  n.constant(t);
+}
+
+// The shape of an activation, [N, C, H, W] (or [N, C]), N the batch: where PyTorch's
+// x.view(x.size(0), -1) starts.
+void shape(NodeContext& n) {
+  const Activation x = n.activation(0);
+  if (n.has_attribute("start") || n.has_attribute("end")) n.fail("start and end are not supported");
+  const Shape& s = n.graph().layer(x.layer).output;
+  std::vector<int64_t> v = {kBatchDim, s.c()};
+  if (x.rank == 4) v.insert(v.end(), {s.h(), s.w()});
+  n.produce_shape_value(std::move(v));
+}
+
+// Elements of a shape value at constant indices (axis 0).
+void gather(NodeContext& n) {
+  const std::vector<int64_t>* data = n.shape_value(0);
+  if (!data) {
+    n.fail("input 0 is not a shape: a Gather is read only in shape arithmetic (x.view(x.size(0), -1))");
+  }
+  if (n.int_attribute("axis", 0) != 0) n.fail("axis " + std::to_string(n.int_attribute("axis", 0)) + ": expected 0");
+  const std::vector<int64_t>& values = *data;  // std::map: shape_value(1) keeps it valid
+  const std::vector<int64_t>* indices = n.shape_value(1);
+  if (!indices) n.fail("the indices are not an int64 constant");
+  std::vector<int64_t> out;
+  const auto size = static_cast<int64_t>(values.size());
+  for (int64_t i : *indices) {
+    if (i < -size || i >= size) n.fail("index " + std::to_string(i) + " of a shape of " + std::to_string(size));
+    out.push_back(values[static_cast<size_t>(i < 0 ? i + size : i)]);
+  }
+  n.produce_shape_value(std::move(out));
+}
+
+// Unsqueeze of a shape value or int64 scalar to 1-D (axes 0): the same values.
+void unsqueeze(NodeContext& n) {
+  const std::vector<int64_t>* data = n.shape_value(0);
+  if (!data) n.fail("input 0 is an activation: an Unsqueeze is read only in shape arithmetic");
+  const std::vector<int64_t>& values = *data;
+  const std::vector<int64_t>* axes = n.has_input(1) ? n.shape_value(1) : nullptr;
+  const std::vector<int64_t> axis = axes ? *axes : n.ints_attribute("axes", {});
+  if (axis != std::vector<int64_t>{0}) n.fail("expected axes 0 (a scalar to a 1-D shape)");
+  n.produce_shape_value(values);
+}
+
+// Reshape that only flattens (N, C, H, W) to (N, C*H*W), as x.reshape(-1, c*h*w) or
+// x.view(N, -1) with a constant shape exports; any other shape reorders or merges data.
+void reshape(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const Shape& s = n.graph().layer(x.layer).output;
+  const std::vector<int64_t>* computed = n.shape_value(1);
+  if (!computed) {
+    n.fail(
+        "the shape is computed from tensors other than shapes: expected a constant shape or one computed "
+        "from the input's shape (or export torch.flatten(x, 1))");
+  }
+  const std::vector<int64_t> shape = *computed;
+  const int64_t features = s.c() * s.h() * s.w();
+  std::string text;
+  for (const int64_t d : shape) text += (text.empty() ? "" : ", ") + (d == kBatchDim ? "N" : std::to_string(d));
+  // The batch is kept (0, unless allowzero; or the input's own, x.size(0)) or inferred
+  // (-1); a fixed one is the file's.
+  const bool keeps_batch =
+      shape.size() == 2 && ((shape[0] == 0 && n.int_attribute("allowzero", 0) == 0) || shape[0] == kBatchDim);
+  const bool flattens =
+      shape.size() == 2 && (shape[1] == features || (shape[1] == -1 && keeps_batch)) && (shape[0] != 0 || keeps_batch);
+  if (!flattens) {
+    n.fail("shape (" + text + ") of a " + s.str() +
+           " input: only a flatten to (N, C*H*W) is supported; a Reshape that reorders data cannot be trained");
+  }
+  if (x.rank == 2) {
+    n.alias(x);
+    return;
+  }
+  n.produce(n.graph().flatten(n.layer_name(nullptr), x.layer), 2);
 }
 
 void relu(NodeContext& n) {
@@ -349,7 +520,22 @@ std::vector<int> operands(const NodeContext& n, int* rank) {
   return ids;
 }
 
+// Concat of shape values (along their one axis): a shape for a Reshape.
+void concat_shapes(NodeContext& n) {
+  std::vector<int64_t> out;
+  for (int slot = 0; slot < n.node().input_size(); ++slot) {
+    const std::vector<int64_t>* v = n.shape_value(slot);
+    if (!v) n.fail("input " + std::to_string(slot) + " is not a shape: expected shapes or int64 constants");
+    out.insert(out.end(), v->begin(), v->end());
+  }
+  n.produce_shape_value(std::move(out));
+}
+
 void concat(NodeContext& n) {
+  if (n.shape_value(0)) {
+    concat_shapes(n);
+    return;
+  }
   int rank = 4;
   std::vector<int> ids = operands(n, &rank);
   const int64_t axis = n.int_attribute("axis", 1);
@@ -358,6 +544,7 @@ void concat(NodeContext& n) {
 }
 
 void add(NodeContext& n) {
+  if (n.absorbed()) return;  // a MatMul's bias
   int rank = 4;
   std::vector<int> ids = operands(n, &rank);
   n.produce(n.graph().add(n.layer_name(nullptr), std::move(ids)), rank);
@@ -385,7 +572,7 @@ void constant(NodeContext& n) {
 
 // The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
 // exports readable; everything else maps to one layer kind (docs/model-format.md).
-constexpr std::array<OpEntry, 16> kOps = {{
+constexpr std::array<OpEntry, 22> kOps = {{
     {"Add", &add},
     {"AveragePool", &average_pool},
     {"BatchNormalization", &batch_normalization},
@@ -394,14 +581,20 @@ constexpr std::array<OpEntry, 16> kOps = {{
     {"Conv", &conv},
     {"Dropout", &dropout},
     {"Flatten", &flatten},
+    {"Gather", &gather},
     {"Gemm", &gemm},
     {"GlobalAveragePool", &global_average_pool},
     {"Identity", &identity},
     {"LogSoftmax", &softmax},
+    {"MatMul", &matmul},
     {"MaxPool", &max_pool},
     {"Pad", &pad},
     {"Relu", &relu},
+    {"Reshape", &reshape},
+    {"Shape", &shape},
     {"Softmax", &softmax},
+    {"Transpose", &transpose},
+    {"Unsqueeze", &unsqueeze},
 }};
 
 }  // namespace

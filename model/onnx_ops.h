@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,8 @@ struct Param {
   std::string name;
   std::vector<int64_t> dims;
   const onnx::TensorProto* data = nullptr;  // null: no values in the file
+  // A Transpose node's output: `dims` are the 2-D tensor `name`'s, reversed.
+  bool transposed = false;
 };
 
 // What the walk builds: the graph, the tensor names known so far and, for every parameter
@@ -39,7 +42,18 @@ struct ImportState {
   std::map<std::string, Activation> activations;
   std::map<std::string, Param> params;
   std::map<std::string, std::string> parameter_sources;
+  // The parameters ("<layer>.<role>") whose 2-D source holds PyTorch's layout transposed
+  // (a Gemm with transB 0, a MatMul): their initial values are transposed as read.
+  std::set<std::string> transposed_parameters;
+  // The file's nodes (for a handler that looks at a node's consumers), and the outputs of
+  // nodes a handler has already taken into its layer (a MatMul's bias Add).
+  const onnx::GraphProto* onnx_graph = nullptr;
+  std::set<std::string> absorbed_outputs;
+  // 1-D int64 tensors computed from shapes (PyTorch's x.view(x.size(0), -1) exports Shape,
+  // Gather, Unsqueeze and Concat nodes), kBatchDim standing for the batch.
+  std::map<std::string, std::vector<int64_t>> shape_values;
 };
+inline constexpr int64_t kBatchDim = -(int64_t{1} << 62);
 
 // One node, as its handler sees it. fail() throws UsageError naming the file, the node's
 // position, name and operator: "m.onnx: node 3 '/conv1/Conv' (Conv): ...".
@@ -57,6 +71,8 @@ class NodeContext {
   Activation padded_activation(int slot) const;             // the same, maybe zero-padded by a Pad node
   std::vector<int64_t> int64_values(const Param& p) const;  // an int64 constant's values
   const Param& param(int slot) const;                       // input `slot` must be an initializer or constant
+  // The constant (initializer, Constant or Transpose output) of that name, or null.
+  const Param* constant_named(const std::string& name) const;
   // The shape of input `slot` as the layer kind needs it; fails naming both shapes.
   void expect_dims(const Param& p, const std::vector<int64_t>& dims) const;
 
@@ -68,12 +84,23 @@ class NodeContext {
 
   // The name of the node's layer: the weight's name without ".weight", else the node's.
   std::string layer_name(const Param* weight) const;
-  // Records that parameter `role` ("weight", "bias", ...) of `layer` starts from `p`.
-  void bind(const std::string& layer, const char* role, const Param& p);
+  // Records that parameter `role` ("weight", "bias", ...) of `layer` starts from `p`
+  // (transposed: from `p`'s 2-D source transposed).
+  void bind(const std::string& layer, const char* role, const Param& p, bool transposed = false);
+  // The one node that reads output 0, or null when none or several do.
+  const onnx::NodeProto* sole_consumer() const;
+  // `consumer`'s output 0 is this node's layer `layer` (of `rank`): the handler took the
+  // consumer into the layer, and the consumer's own handler must then do nothing.
+  void absorb(const onnx::NodeProto& consumer, int layer, int rank);
+  bool absorbed() const;
   // Output 0 of the node is `layer`'s output, of `rank`; or is `a` (an identity).
   void produce(int layer, int rank);
   void alias(const Activation& a);
   void constant(const onnx::TensorProto& value);
+  void constant(const Param& p);  // output 0 is the constant `p`
+  // Input `slot` as a shape value, or an int64 constant's values; null when it is neither.
+  const std::vector<int64_t>* shape_value(int slot) const;
+  void produce_shape_value(std::vector<int64_t> values);  // output 0 is that shape value
 
  private:
   const onnx::AttributeProto* attribute(const char* name) const;

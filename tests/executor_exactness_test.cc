@@ -4,6 +4,7 @@
 // final parameters after 5 SGD steps as the single-device run (relative difference ≤ 1e-4).
 #include <gtest/gtest.h>
 
+#include "model/layer_math.h"
 #include "model/zoo.h"
 #include "tests/executor_test_util.h"
 
@@ -38,6 +39,47 @@ TEST(ExecutorExactness, SmallGradientBucketsOn4Devices) {
 TEST(ExecutorExactness, ResidualInceptionOn1Device) { expect_all_plans_match_one_device(residual_inception_net(), 1); }
 TEST(ExecutorExactness, ResidualInceptionOn2Devices) { expect_all_plans_match_one_device(residual_inception_net(), 2); }
 TEST(ExecutorExactness, ResidualInceptionOn4Devices) { expect_all_plans_match_one_device(residual_inception_net(), 4); }
+
+// Pools whose windows overhang the border (ceil_mode) and an average that leaves padding
+// out (count_include_pad false): tiles at the border read past the input.
+ModelGraph ceil_pool_net() {
+  ModelGraph g("ceil_pools");
+  const int x = g.input("data", Shape{{4, 3, 12, 12}});
+  const int r = g.relu("relu", g.conv2d("conv", x, 8, Window::square(3, 1, 1), true));
+  Window max = Window::square(3, 2);
+  max.ceil_mode = true;  // 12 -> 6, the last window reads one row past the input
+  Window exclude = Window::square(3, 1, 1);
+  exclude.count_include_pad = false;
+  Window avg = Window::square(3, 2, 1);
+  avg.ceil_mode = true;  // 6 -> 4, the last window overhangs the padded input
+  const int p = g.avg_pool("avg_ceil", g.avg_pool("avg_exclude", g.max_pool("max_ceil", r, max), exclude), avg);
+  g.softmax_cross_entropy("loss", g.fully_connected("fc", g.global_avg_pool("gap", p), 10));
+  return g;
+}
+
+// Every layer split 2x2 along height and width where it can be, else by samples.
+std::vector<Configuration> spatial_plan(const ModelGraph& graph) {
+  std::vector<Configuration> plan;
+  for (const Layer& layer : graph.layers()) {
+    const bool spatial = splittable_dims(layer.kind)[2] && layer.output.h() % 2 == 0 && layer.output.w() % 2 == 0;
+    plan.push_back({spatial ? Degrees{{1, 1, 2, 2}} : Degrees{{4, 1, 1, 1}}, {0, 1, 2, 3}});
+  }
+  return plan;
+}
+
+TEST(ExecutorExactness, CeilModeAndExcludedPaddingPoolsOn4Devices) {
+  const ModelGraph graph = ceil_pool_net();
+  EXPECT_EQ(graph.layer(3).output, (Shape{{4, 8, 6, 6}}));
+  EXPECT_EQ(graph.layer(5).output, (Shape{{4, 8, 4, 4}}));
+  const TrainResult want = train(graph, single_device_plan(graph), kSteps);
+  ASSERT_GT(std::abs(want.losses.front() - want.losses.back()), 1e-3);
+  const std::vector<Configuration> spatial = spatial_plan(graph);
+  for (int id : {3, 4, 5}) ASSERT_EQ(spatial[static_cast<size_t>(id)].degrees.str(), "h2 w2");
+  for (const std::string_view backend : {"reference", "onednn"}) {
+    EXPECT_LE(max_difference(train(graph, spatial, kSteps, test_sgd(), backend), want), kTolerance) << backend;
+  }
+  expect_all_plans_match_one_device(graph, 4);
+}
 
 // The comparison can fail: a slightly different learning rate is caught.
 TEST(ExecutorExactness, ToleranceCatchesADifferentLearningRate) {

@@ -445,6 +445,38 @@ TEST(RequiredInputBox, ClipsTheHaloAtTheBorders) {
   EXPECT_EQ(required_input_box(g, conv5, 0, box({0, 1}, {0, 2}, {0, 2}, {6, 8})), box({0, 1}, {0, 1}, {0, 4}, {4, 8}));
 }
 
+// ceil_mode (PyTorch's rule): 12 rows by 3/2 give 6 outputs, not 5; the last window,
+// rows [10, 13), reads past the input, which the border tile's box clips.
+TEST(RequiredInputBox, CeilModeWindowsOverhangTheBorderAndAreClipped) {
+  ModelGraph g("ceil");
+  const int x = g.input("x", shape(1, 1, 12, 11));
+  Window w = Window::square(3, 2);
+  w.ceil_mode = true;
+  const int max_id = g.max_pool("max", x, w);
+  Window padded = Window::square(3, 2, 1);
+  padded.ceil_mode = true;
+  const int avg_id = g.avg_pool("avg", x, padded);
+  // 3/3 pad 1: 12 rows give 5 (4 rounding down); of 11 columns, rounding up would give 5
+  // too, but the 5th window would start at column 11, in the right padding: 4.
+  Window last_would_start_in_padding = Window::square(3, 3, 1);
+  last_would_start_in_padding.ceil_mode = true;
+  const int drop_id = g.max_pool("drop", x, last_would_start_in_padding);
+  const Layer& max = g.layer(max_id);
+  EXPECT_EQ(max.output, shape(1, 1, 6, 5));  // 11 columns: 5 either way
+  EXPECT_EQ(g.layer(avg_id).output, shape(1, 1, 7, 6));
+  EXPECT_EQ(g.layer(drop_id).output, shape(1, 1, 5, 4));
+  // Rows [3, 6) read [6, 13) -> [6, 12); rows [0, 3) read [0, 7).
+  EXPECT_EQ(required_input_box(g, max, 0, box({0, 1}, {0, 1}, {3, 6}, {0, 5})), box({0, 1}, {0, 1}, {6, 12}, {0, 11}));
+  EXPECT_EQ(required_input_box(g, max, 0, box({0, 1}, {0, 1}, {0, 3}, {0, 5})), box({0, 1}, {0, 1}, {0, 7}, {0, 11}));
+  // Height split in two on both sides, tiles swapped between the devices: the top consumer
+  // tile reads rows [0, 6) from the other device (row 6 is its own), the bottom one rows
+  // [6, 12); the overhang moves nothing.
+  const Configuration producer{degrees(1, 1, 2, 1), {0, 1}}, consumer{degrees(1, 1, 2, 1), {1, 0}};
+  int64_t moved = 0;
+  for (const PairVolume& v : transfer_volumes(g, max, 0, producer, consumer)) moved += v.elements;
+  EXPECT_EQ(moved, 6 * 11 + 6 * 11);
+}
+
 TEST(RequiredInputBox, PoolingKeepsChannelsConvolutionReadsAllOfThem) {
   ModelGraph g("channels");
   const int x = g.input("x", shape(2, 4, 4, 4));

@@ -42,6 +42,18 @@ ModelGraph tile_model() {
   g.concat("concat", {conv, relu, pool});
   g.add("add", {conv, relu});
   g.softmax_cross_entropy("loss", fc);
+  // ceil_mode: the last window of the border tile reads past the input (6x6, not 5x5).
+  Window ceil = Window::square(3, 2);
+  ceil.ceil_mode = true;
+  g.max_pool("maxpool3_s2_ceil", in, ceil);
+  ceil = Window::square(5, 2, 1);  // the overhang passes the padding: divides by 5x4 there
+  ceil.ceil_mode = true;
+  g.avg_pool("avgpool5_s2_p1_ceil", in, ceil);
+  ceil.count_include_pad = false;
+  g.avg_pool("avgpool5_s2_p1_ceil_exclude_pad", in, ceil);
+  Window exclude = Window::square(3, 1, 1);
+  exclude.count_include_pad = false;
+  g.avg_pool("avgpool3_s1_p1_exclude_pad", in, exclude);
   return g;
 }
 

@@ -67,6 +67,38 @@ TEST(ModelFileTest, HandWrittenFileBuildsWhatItSays) {
   EXPECT_EQ(parameter_count(g), 16 * 3 * 9 + 16 + 8 * 16 * 3 + 24 * 16 * 16 * 10 + 10);
 }
 
+// ceil_mode and count_include_pad: read, and written only where not the default.
+TEST(ModelFileTest, PoolingModesAreFieldsOfThePools) {
+  const std::string text = R"({
+    "format": "layerplan-model", "version": 1, "name": "pools",
+    "input": {"channels": 2, "height": 8, "width": 10},
+    "layers": [
+      {"name": "max", "kind": "max_pool", "kernel": 3, "stride": 2, "ceil_mode": true},
+      {"name": "avg", "kind": "avg_pool", "kernel": 3, "stride": 2, "padding": 1, "ceil_mode": true},
+      {"name": "smooth", "kind": "avg_pool", "kernel": 3, "padding": 1, "count_include_pad": false},
+      {"name": "plain", "kind": "avg_pool", "kernel": 2, "stride": 2, "ceil_mode": false, "count_include_pad": true},
+      {"name": "flat", "kind": "flatten"},
+      {"name": "loss", "kind": "softmax_cross_entropy"}
+    ]})";
+  const ModelGraph g = model_from_json(text, 2, "pools.json");
+  EXPECT_EQ(g.layer(1).output, (Shape{{2, 2, 4, 5}}));  // 3x4 rounding down
+  EXPECT_TRUE(g.layer(1).window.ceil_mode);
+  EXPECT_EQ(g.layer(2).output, (Shape{{2, 2, 3, 3}}));
+  EXPECT_TRUE(g.layer(2).window.count_include_pad);
+  EXPECT_FALSE(g.layer(3).window.count_include_pad);
+  EXPECT_FALSE(g.layer(3).window.ceil_mode);
+  EXPECT_EQ(g.layer(4).output, (Shape{{2, 2, 1, 1}}));
+  const std::string written = model_to_json(g);
+  EXPECT_EQ(written.find("\"ceil_mode\": false"), std::string::npos);
+  EXPECT_EQ(written.find("\"count_include_pad\": true"), std::string::npos);
+  const ModelGraph back = model_from_json(written, 2, "back.json");
+  for (int id = 1; id <= 4; ++id) {
+    EXPECT_EQ(back.layer(id).window.ceil_mode, g.layer(id).window.ceil_mode) << id;
+    EXPECT_EQ(back.layer(id).window.count_include_pad, g.layer(id).window.count_include_pad) << id;
+    EXPECT_EQ(back.layer(id).output, g.layer(id).output) << id;
+  }
+}
+
 std::string error_of(const std::string& layers, const std::string& head = "") {
   const std::string text = R"({"format": "layerplan-model", "version": 1, "name": "m", )" + head +
                            R"("input": {"channels": 1, "height": 8, "width": 8}, "layers": [)" + layers + "]}";
@@ -93,6 +125,16 @@ TEST(ModelFileTest, MistakesNameTheLayerAndField) {
             "m.json: layers[1] 'a': a layer named 'a' exists already");
   EXPECT_THAT(error_of(R"({"name": "a", "kind": "max_pool", "kernel": 9})"),
               HasSubstr("m.json: layers[0] 'a': layer a: window 9/1/0 does not fit an input extent of 8"));
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "max_pool", "ceil_mode": 1})"),
+            "m.json: layers[0] 'a': ceil_mode 1: expected true or false");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "max_pool", "count_include_pad": false})"),
+            "m.json: layers[0] 'a': unknown field 'count_include_pad' for a max_pool layer");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "out_channels": 2, "ceil_mode": true})"),
+            "m.json: layers[0] 'a': unknown field 'ceil_mode' for a conv2d layer");
+  // PyTorch's rule: a window that could lie wholly in the padding has nothing to pool.
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "avg_pool", "kernel": 3, "padding": 2, "count_include_pad": false})"),
+            "m.json: layers[0] 'a': layer a: padding 2x2 is more than half the kernel 3x3: expected at most half "
+            "with ceil_mode or count_include_pad false");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "add", "inputs": ["input"]})"),
             "m.json: layers[0] 'a': add a needs two inputs");
   EXPECT_EQ(error_of("", R"("colour": "red", )"), "m.json: unknown field 'colour'");

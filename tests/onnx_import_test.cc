@@ -115,6 +115,72 @@ TEST(OnnxImport, FoldedBatchNormPlansAsTheModelItIs) {
   EXPECT_EQ(weights.at("/conv1/Conv.bias").shape, (std::vector<int64_t>{4}));
 }
 
+// GoogLeNet's and SqueezeNet's pools round their output size up; an AveragePool's
+// count_include_pad 0 leaves padding out of the divisor.
+TEST(OnnxImport, CeilModeAndExcludedPaddingAreTheWindowsOwn) {
+  const ModelGraph g = read_onnx("tiny_pool_modes.onnx", 2);
+  EXPECT_EQ(kinds(g), "input conv2d max_pool avg_pool avg_pool flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(g.layer(2).output, (Shape{{2, 4, 4, 5}}));  // 8x10 by 3/2: 3x4 rounding down
+  EXPECT_TRUE(g.layer(2).window.ceil_mode);
+  EXPECT_TRUE(g.layer(2).window.count_include_pad);
+  EXPECT_EQ(g.layer(3).output, (Shape{{2, 4, 3, 3}}));
+  EXPECT_TRUE(g.layer(3).window.ceil_mode);
+  EXPECT_TRUE(g.layer(3).window.count_include_pad);
+  EXPECT_FALSE(g.layer(4).window.ceil_mode);
+  EXPECT_FALSE(g.layer(4).window.count_include_pad);
+  // The JSON model format keeps both fields.
+  const ModelGraph back = model_from_json(model_to_json(g), 2, "exported");
+  for (int id : {2, 3, 4}) {
+    EXPECT_EQ(back.layer(id).window.ceil_mode, g.layer(id).window.ceil_mode) << id;
+    EXPECT_EQ(back.layer(id).window.count_include_pad, g.layer(id).window.count_include_pad) << id;
+    EXPECT_EQ(back.layer(id).output, g.layer(id).output) << id;
+  }
+}
+
+// Gemm with transB 0 and MatMul by a constant are fully connected layers whose weights
+// load in PyTorch's [out, in] layout; a Reshape to (N, C*H*W) is a flatten.
+TEST(OnnxImport, GemmMatMulAndReshapeThatFlattensAreFullyConnectedLayers) {
+  const ModelGraph g = read_onnx("tiny_linear.onnx", 3);
+  EXPECT_EQ(kinds(g),
+            "input conv2d flatten fully_connected relu fully_connected relu fully_connected "
+            "softmax_cross_entropy");
+  EXPECT_EQ(g.layer(2).output, (Shape{{3, 32, 1, 1}}));
+  EXPECT_EQ(g.layer(3).name, "fc1");
+  EXPECT_TRUE(g.layer(3).has_bias);
+  EXPECT_EQ(g.layer(5).name, "fc2");  // MatMul(x, Transpose(fc2.weight)) + Add(fc2.bias)
+  EXPECT_TRUE(g.layer(5).has_bias);
+  EXPECT_EQ(g.layer(6).inputs, (std::vector<int>{5}));  // the Relu reads the Add's output
+  EXPECT_EQ(g.layer(7).name, "/fc3/MatMul");            // a generated weight name: the node's
+  EXPECT_FALSE(g.layer(7).has_bias);
+  EXPECT_EQ(g.layer(7).output, (Shape{{3, 4, 1, 1}}));
+
+  const auto weights = onnx_initial_weights(onnx_bytes("tiny_linear.onnx"), "tiny_linear.onnx");
+  // fc1.weight is [32, 6] in the file (x·W): [6, 32] transposed, as torch.nn.Linear holds it.
+  const OnnxTensor& fc1 = weights.at("fc1.weight");
+  ASSERT_EQ(fc1.shape, (std::vector<int64_t>{6, 32}));
+  for (int64_t o = 0; o < 6; ++o) {
+    for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(fc1.values[static_cast<size_t>(o * 32 + i)], weight_value(i * 6 + o));
+  }
+  // fc2.weight is [5, 6] already; the Transpose node undoes nothing in the file.
+  const OnnxTensor& fc2 = weights.at("fc2.weight");
+  ASSERT_EQ(fc2.shape, (std::vector<int64_t>{5, 6}));
+  for (size_t i = 0; i < fc2.values.size(); ++i) EXPECT_EQ(fc2.values[i], weight_value(static_cast<int64_t>(i)));
+  EXPECT_EQ(weights.at("fc2.bias").shape, (std::vector<int64_t>{5}));
+  const OnnxTensor& fc3 = weights.at("/fc3/MatMul.weight");
+  ASSERT_EQ(fc3.shape, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(fc3.values[1], weight_value(4));  // [0][1] of PyTorch's layout is [1][0] of the file's
+  EXPECT_FALSE(weights.count("/fc3/MatMul.bias"));
+}
+
+// x.view(x.size(0), -1): the shape computed from the input's own (Shape, Gather, Unsqueeze,
+// Concat) keeps the batch, so the Reshape flattens.
+TEST(OnnxImport, AViewOfTheBatchSizeIsAFlatten) {
+  const ModelGraph g = read_onnx("tiny_view.onnx", 3);
+  EXPECT_EQ(kinds(g), "input conv2d flatten fully_connected softmax_cross_entropy");
+  EXPECT_EQ(g.layer(2).output, (Shape{{3, 32, 1, 1}}));
+  EXPECT_EQ(g.layer(2).name, "/Reshape");
+}
+
 TEST(OnnxImport, InitializersAreTheInitialWeightsUnderTheirOwnNames) {
   const auto weights = onnx_initial_weights(onnx_bytes("tiny.onnx"), "tiny.onnx");
   std::vector<std::string> names;
@@ -209,8 +275,13 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
         Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
         Refusal{"bad_dilation.onnx", "(Conv): dilations other than 1"},
-        Refusal{"bad_avgpool_exclude_pad.onnx", "(AveragePool): average pooling that leaves padding out"},
-        Refusal{"bad_gemm_transposed.onnx", "node 1 '/gemm/Gemm' (Gemm): transA 0, transB 0"},
+        Refusal{"bad_gemm_alpha.onnx", "node 1 '/gemm/Gemm' (Gemm): alpha 0.5, beta 1: expected 1 and 1"},
+        Refusal{"bad_reshape.onnx",
+                "node 1 '/reshape/Reshape' (Reshape): shape (-1, 96) of a 8x3x8x8 input: only a flatten"},
+        Refusal{"bad_view.onnx", "'/Reshape' (Reshape): shape (N, 3, -1) of a 8x3x8x8 input: only a flatten"},
+        Refusal{"bad_transpose.onnx", "node 0 '/transpose/Transpose' (Transpose): input 0 is an activation"},
+        // Refused before ONNX's shape inference, which would only say its input is not of rank 3.
+        Refusal{"bad_lstm.onnx", "node 0 '/lstm/LSTM' (LSTM): operator LSTM is not supported"},
         Refusal{"bad_checker.onnx", "not a valid ONNX model: "},  // libonnx's checker: Conv without weights
         Refusal{"bad_pad_max_pool.onnx", "(MaxPool): input 0 '/pool/Pad_output_0' is zero-padded by a Pad node"},
         Refusal{"bad_output_rank.onnx", "has rank 4: expected the logits"},
@@ -319,6 +390,48 @@ TEST(OnnxCommands, FoldedBatchNormTrainsFromItsInitializers) {
   ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
   const safetensors::Reader checkpoint(saved);
   EXPECT_EQ(checkpoint.read("/conv1/Conv.bias").floats().size(), 4U);
+}
+
+// Weights the file holds as [in, out] (Gemm transB 0, MatMul) train, and are saved in
+// PyTorch's [out, in] under their names; the pools in ceil_mode plan and train alike.
+TEST(OnnxCommands, TransposedWeightsAndCeilPoolsTrainFromTheInitializers) {
+  ScratchDir dir;
+  for (const std::string name : {"tiny_linear.onnx", "tiny_pool_modes.onnx"}) {
+    const std::string plan = (dir.path() / (name + ".plan.json")).string();
+    const testing_cli::Outcome planned =
+        testing_cli::run({"plan", "--model", onnx_path(name), "--batch", "4", "--gpus", "1", "--json", plan});
+    ASSERT_EQ(planned.exit_code, 0) << testing_cli::describe(planned);
+    const std::string saved = (dir.path() / (name + ".safetensors")).string();
+    const testing_cli::Outcome trained =
+        testing_cli::run({"train", "--plan", plan, "--model", onnx_path(name), "--steps", "1", "--lr", "1e-20",
+                          "--momentum", "0", "--init-from", onnx_path(name), "--save", saved});
+    ASSERT_EQ(trained.exit_code, 0) << testing_cli::describe(trained);
+  }
+  const safetensors::Reader checkpoint((dir.path() / "tiny_linear.onnx.safetensors").string());
+  const std::vector<float> fc1 = checkpoint.read("fc1.weight").floats();
+  ASSERT_EQ(fc1.size(), 6U * 32U);
+  for (int64_t o = 0; o < 6; ++o) {
+    for (int64_t i = 0; i < 32; ++i) {
+      EXPECT_NEAR(fc1[static_cast<size_t>(o * 32 + i)], weight_value(i * 6 + o), 1e-12) << o << "," << i;
+    }
+  }
+  EXPECT_EQ(checkpoint.read("fc2.bias").floats().size(), 5U);
+}
+
+// What the runtime cannot train: one line naming the operator, node and position; exit 2.
+TEST(OnnxCommands, AReorderingReshapeOrAnLstmIsOneLineExitTwo) {
+  ScratchDir dir;
+  for (const auto& [name, line] :
+       {std::pair<std::string, std::string>{"bad_reshape.onnx", "node 1 '/reshape/Reshape' (Reshape): shape"},
+        {"bad_lstm.onnx", "node 0 '/lstm/LSTM' (LSTM): operator LSTM is not supported"}}) {
+    const std::string plan = (dir.path() / "plan.json").string();
+    const testing_cli::Outcome r =
+        testing_cli::run({"plan", "--model", onnx_path(name), "--batch", "4", "--gpus", "1", "--json", plan});
+    EXPECT_EQ(r.exit_code, 2) << testing_cli::describe(r);
+    ASSERT_EQ(testing_cli::lines_of(r.err).size(), 1U) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(line));
+    EXPECT_FALSE(std::filesystem::exists(plan));
+  }
 }
 
 TEST(OnnxCommands, BadFileIsOneLineExitTwoAndNothingWritten) {

@@ -8,6 +8,7 @@
 #include "runtime/gpu/gpu_conv.h"
 #include "runtime/gpu/gpu_kernels_state.h"
 #include "runtime/gpu/padded_tile.h"
+#include "runtime/kernels/backend_helpers.h"
 
 // cuDNN 9 marks the legacy pooling API deprecated too (gpu_conv.cc says why it is used).
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -97,8 +98,20 @@ Tensor GpuKernels::do_max_pool_forward(const LayerRef& l, const Tensor& x, const
   return pool_forward(state_->ctx, CUDNN_POOLING_MAX, -std::numeric_limits<float>::infinity(), l, x, out_box);
 }
 
+namespace {
+
+// Whether some window of the pool divides by other than kh*kw (count_include_pad false, a
+// ceil_mode overhang): its results and gradients are rescaled on the host.
+bool rescales(const LayerRef& l) {
+  return kernels_internal::avg_pool_divisor_varies(l.layer.window, l.input_shape(0), l.layer.output);
+}
+
+}  // namespace
+
 Tensor GpuKernels::do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
-  return pool_forward(state_->ctx, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, 0.0f, l, x, out_box);
+  Tensor y = pool_forward(state_->ctx, CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, 0.0f, l, x, out_box);
+  if (rescales(l)) kernels_internal::rescale_avg_pool(l.layer.window, l.input_shape(0), y);
+  return y;
 }
 
 Tensor GpuKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
@@ -107,7 +120,12 @@ Tensor GpuKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_ou
   const Box& out_box = grad_output.box();
   const Box in_box = l.required_input(0, out_box);
   const gpu::PaddedTile tile = gpu::padded_tile(l.layer.window, out_box, in_box);
-  const float* dy = ctx.upload(grad_output);
+  Tensor scaled;
+  if (rescales(l)) {
+    scaled = grad_output;
+    kernels_internal::rescale_avg_pool(l.layer.window, l.input_shape(0), scaled);
+  }
+  const float* dy = ctx.upload(rescales(l) ? scaled : grad_output);
   float* dxp = ctx.arena().allocate_n<float>(static_cast<size_t>(tile.count()));
   const TensorDesc xd(tile.extents), yd(gpu::extents(out_box));
   const PoolDesc pd(CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING, l.layer.window);

@@ -38,4 +38,31 @@ TilePadding tile_padding(const Window& w, const Box& out_box, const Box& in_box)
   return p;
 }
 
+int64_t avg_pool_axis_count(int64_t o, int kernel, int stride, int pad, int64_t in, bool count_include_pad) {
+  const int64_t start = o * stride - pad;
+  const int64_t end = start + kernel;
+  if (count_include_pad) return std::min<int64_t>(end, in + pad) - start;
+  return std::min<int64_t>(end, in) - std::max<int64_t>(start, 0);
+}
+
+double avg_pool_divisor(const Window& w, const Shape& in, int64_t oh, int64_t ow) {
+  return static_cast<double>(avg_pool_axis_count(oh, w.kernel_h, w.stride_h, w.pad_h, in.h(), w.count_include_pad) *
+                             avg_pool_axis_count(ow, w.kernel_w, w.stride_w, w.pad_w, in.w(), w.count_include_pad));
+}
+
+bool avg_pool_divisor_varies(const Window& w, const Shape& in, const Shape& out) {
+  if (!w.count_include_pad) return w.pad_h > 0 || w.pad_w > 0 || w.ceil_mode;
+  // Padding counts: only a last window that overhangs the padded input divides by less.
+  return avg_pool_axis_count(out.h() - 1, w.kernel_h, w.stride_h, w.pad_h, in.h(), true) != w.kernel_h ||
+         avg_pool_axis_count(out.w() - 1, w.kernel_w, w.stride_w, w.pad_w, in.w(), true) != w.kernel_w;
+}
+
+void rescale_avg_pool(const Window& w, const Shape& in, Tensor& t) {
+  const double kernel = static_cast<double>(w.kernel_h) * w.kernel_w;
+  for_each_element(t.box(), [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
+    float& v = t.at(n, c, oh, ow);
+    v = static_cast<float>(v * kernel / avg_pool_divisor(w, in, oh, ow));
+  });
+}
+
 }  // namespace layerplan::kernels_internal

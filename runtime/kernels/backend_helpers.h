@@ -8,6 +8,7 @@
 #include "model/geometry.h"
 #include "model/model_graph.h"
 #include "runtime/kernels/kernel_types.h"
+#include "runtime/kernels/tensor.h"
 
 namespace layerplan::kernels_internal {
 
@@ -36,5 +37,19 @@ struct TilePadding {
   std::array<int64_t, 2> l{0, 0}, r{0, 0};
 };
 TilePadding tile_padding(const Window& w, const Box& out_box, const Box& in_box);
+
+// PyTorch's divisor of average-pooling output row (column) `o` along one axis of input
+// extent `in`: the window clipped to the padded input [-pad, in + pad) when padding
+// counts (a ceil_mode overhang past it never counts), else to the input [0, in). The
+// divisor of element (oh, ow) is the product of the two axes' divisors.
+int64_t avg_pool_axis_count(int64_t o, int kernel, int stride, int pad, int64_t in, bool count_include_pad);
+// That divisor for output element (oh, ow) of an average pool reading `in`.
+double avg_pool_divisor(const Window& w, const Shape& in, int64_t oh, int64_t ow);
+// Whether some window of the pool divides by other than kernel_h * kernel_w (what
+// libraries' "include padding" mode divides by everywhere).
+bool avg_pool_divisor_varies(const Window& w, const Shape& in, const Shape& out);
+// Multiplies every element (n, c, oh, ow) of `t` by kernel_h * kernel_w / divisor: turns
+// an average that divides by the whole kernel into PyTorch's, and back for gradients.
+void rescale_avg_pool(const Window& w, const Shape& in, Tensor& t);
 
 }  // namespace layerplan::kernels_internal

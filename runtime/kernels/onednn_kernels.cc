@@ -339,26 +339,50 @@ Tensor OnednnKernels::do_max_pool_backward(const LayerRef& l, const Tensor& x, c
   return dx;
 }
 
+namespace {
+
+// exclude_padding divides by the real input elements of a window: count_include_pad=False.
+// include_padding divides by kh*kw everywhere: count_include_pad=True, except for a
+// ceil_mode window that overhangs the padded input, where PyTorch divides by less; those
+// results (and gradients) are rescaled (avg_pool_divisor_varies).
+algorithm avg_pool_algorithm(const Window& w) {
+  return w.count_include_pad ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding;
+}
+
+bool rescales(const LayerRef& l) {
+  const Window& w = l.layer.window;
+  return w.count_include_pad && avg_pool_divisor_varies(w, l.input_shape(0), l.layer.output);
+}
+
+}  // namespace
+
 Tensor OnednnKernels::do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
-  // include_padding divides by kh*kw everywhere: PyTorch's count_include_pad=True.
-  const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_avg_include_padding, l, x.box(), out_box);
+  const PoolDescs d = pool_descs(dnnl_->engine, avg_pool_algorithm(l.layer.window), l, x.box(), out_box);
   Tensor y(out_box, Tensor::kUninitialized);
   dnnl_->run(dnnl::pooling_forward(d.fwd),
              {{DNNL_ARG_SRC, dnnl_->wrap(d.src, x.data())}, {DNNL_ARG_DST, dnnl_->wrap(d.dst, y.data())}});
+  if (rescales(l)) rescale_avg_pool(l.layer.window, l.input_shape(0), y);
   return y;
 }
 
 Tensor OnednnKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
   const Box in_box = l.required_input(0, out_box);
-  const PoolDescs d = pool_descs(dnnl_->engine, algorithm::pooling_avg_include_padding, l, in_box, out_box);
+  const algorithm alg = avg_pool_algorithm(l.layer.window);
+  const PoolDescs d = pool_descs(dnnl_->engine, alg, l, in_box, out_box);
   const dnnl::pooling_backward::primitive_desc bwd(
-      dnnl::pooling_backward::desc(algorithm::pooling_avg_include_padding, d.src, d.dst, d.window.strides,
-                                   d.window.kernel, d.window.pad_l, d.window.pad_r),
+      dnnl::pooling_backward::desc(alg, d.src, d.dst, d.window.strides, d.window.kernel, d.window.pad_l,
+                                   d.window.pad_r),
       dnnl_->engine, d.fwd);
+  Tensor scaled;
+  if (rescales(l)) {
+    scaled = grad_output;
+    rescale_avg_pool(l.layer.window, l.input_shape(0), scaled);
+  }
+  const Tensor& dy = rescales(l) ? scaled : grad_output;
   Tensor dx(in_box, Tensor::kUninitialized);
-  dnnl_->run(dnnl::pooling_backward(bwd), {{DNNL_ARG_DIFF_DST, dnnl_->wrap(d.dst, grad_output.data())},
-                                           {DNNL_ARG_DIFF_SRC, dnnl_->wrap(d.src, dx.data())}});
+  dnnl_->run(dnnl::pooling_backward(bwd),
+             {{DNNL_ARG_DIFF_DST, dnnl_->wrap(d.dst, dy.data())}, {DNNL_ARG_DIFF_SRC, dnnl_->wrap(d.src, dx.data())}});
   return dx;
 }
 

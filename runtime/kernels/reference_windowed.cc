@@ -127,12 +127,11 @@ Tensor ReferenceKernels::do_max_pool_backward(const LayerRef& l, const Tensor& x
 
 Tensor ReferenceKernels::do_avg_pool_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
   const Window& win = l.layer.window;
-  const double divisor = win.kernel_h * win.kernel_w;  // count_include_pad=True
   Tensor y(out_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
     double acc = 0;
     for_each_tap(win, l.input_shape(0), oh, ow, [&](int64_t ih, int64_t iw, int, int) { acc += x.at(n, c, ih, iw); });
-    y.at(n, c, oh, ow) = static_cast<float>(acc / divisor);
+    y.at(n, c, oh, ow) = static_cast<float>(acc / avg_pool_divisor(win, l.input_shape(0), oh, ow));
   });
   return y;
 }
@@ -140,12 +139,11 @@ Tensor ReferenceKernels::do_avg_pool_forward(const LayerRef& l, const Tensor& x,
 Tensor ReferenceKernels::do_avg_pool_backward(const LayerRef& l, const Tensor& grad_output) {
   const Box& out_box = grad_output.box();
   const Window& win = l.layer.window;
-  const double divisor = win.kernel_h * win.kernel_w;
   const Box in_box = l.required_input(0, out_box);
   std::vector<double> dx(static_cast<size_t>(in_box.volume()), 0.0);
   const Tensor shape_only(in_box);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t oh, int64_t ow) {
-    const double g = grad_output.at(n, c, oh, ow) / divisor;
+    const double g = grad_output.at(n, c, oh, ow) / avg_pool_divisor(win, l.input_shape(0), oh, ow);
     for_each_tap(win, l.input_shape(0), oh, ow, [&](int64_t ih, int64_t iw, int, int) {
       dx[static_cast<size_t>(shape_only.offset(n, c, ih, iw))] += g;
     });

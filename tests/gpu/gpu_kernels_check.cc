@@ -25,6 +25,14 @@ ModelGraph windows_net() {
   const int r = g.relu("relu", c1);
   const int m = g.max_pool("max_3_s2_p1", r, Window::square(3, 2, 1));
   const int a = g.avg_pool("avg_3_s1_p1", m, Window::square(3, 1, 1));
+  // ceil_mode windows overhang the border (6 -> 3 and 4); an average without the padding.
+  Window ceil = Window::square(3, 2);
+  ceil.ceil_mode = true;
+  g.max_pool("max_3_s2_ceil", r, ceil);
+  ceil.pad_h = ceil.pad_w = 1;
+  g.avg_pool("avg_3_s2_p1_ceil", r, ceil);
+  ceil.count_include_pad = false;
+  g.avg_pool("avg_3_s2_p1_ceil_exclude_pad", r, ceil);
   const int c2 = g.conv2d("conv_5_p2", a, 6, Window{5, 3, 1, 1, 2, 1}, false);
   g.fully_connected("fc", g.flatten("flatten", c2), 10);
   return g;

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Writes tests/kernels_data/torch_cases.json: PyTorch's outputs and gradients for one
-small case of every layer kind, which kernels_reference_test.cc compares the reference
-kernels with; and tests/kernels_data/torch_grouped_cases.json, grouped and depthwise
-convolutions. Run with Debian's python3-torch (1.13):
+small case of every layer kind, which kernels_torch_test.cc compares both kernel backends with;
+tests/kernels_data/torch_grouped_cases.json, grouped and depthwise convolutions; and
+torch_pool_cases.json, pools with ceil_mode and count_include_pad=False. Run with Debian's python3-torch (1.13):
 
     /usr/bin/python3 tests/kernels_data/generate.py
 
@@ -47,7 +47,9 @@ def case(name, kind, **fields):
 
 
 def windowed(gen, name, kind, shape, window, out_channels=None, bias=True, groups=1):
-    kh, kw, sh, sw, ph, pw = window
+    """window: kh, kw, sh, sw, ph, pw[, ceil_mode, count_include_pad] (pools only)."""
+    kh, kw, sh, sw, ph, pw = window[:6]
+    ceil, include = (bool(window[6]), bool(window[7])) if len(window) > 6 else (False, True)
     x = rand(gen, *shape).requires_grad_()
     fields = {"input_shape": list(shape), "window": list(window), "x": x}
     if kind == "conv2d":
@@ -60,9 +62,9 @@ def windowed(gen, name, kind, shape, window, out_channels=None, bias=True, group
         if bias:
             fields["bias_values"] = b
     elif kind == "max_pool":
-        y = F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw))
+        y = F.max_pool2d(x, (kh, kw), (sh, sw), (ph, pw), ceil_mode=ceil)
     else:
-        y = F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw), count_include_pad=True)
+        y = F.avg_pool2d(x, (kh, kw), (sh, sw), (ph, pw), ceil_mode=ceil, count_include_pad=include)
     dy = rand(gen, *y.shape)
     y.backward(dy)
     fields.update(output=y, grad_output=dy, grad_input=x.grad)
@@ -73,8 +75,25 @@ def windowed(gen, name, kind, shape, window, out_channels=None, bias=True, group
     return case(name, kind, **fields)
 
 
-def write(cases, file_name):
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file_name)
+def pool_cases():
+    """Windows that overhang the border (ceil_mode) and averages without the padding."""
+    gen = torch.Generator().manual_seed(2023)
+    return [
+        # googlenet's pools: 3/2 ceil on an even extent, the last window overhangs by one
+        windowed(gen, "max pool 3 stride 2 ceil", "max_pool", (2, 3, 8, 10), (3, 3, 2, 2, 0, 0, 1, 1)),
+        windowed(gen, "max pool 3 stride 2 pad 1 ceil", "max_pool", (1, 2, 10, 7), (3, 3, 2, 2, 1, 1, 1, 1)),
+        windowed(gen, "max pool 2 stride 3 ceil", "max_pool", (1, 2, 8, 7), (2, 2, 3, 3, 0, 0, 1, 1)),
+        windowed(gen, "avg pool 3 stride 2 ceil", "avg_pool", (2, 2, 8, 9), (3, 3, 2, 2, 0, 0, 1, 1)),
+        windowed(gen, "avg pool 3 stride 2 pad 1 ceil", "avg_pool", (1, 3, 8, 10), (3, 3, 2, 2, 1, 1, 1, 1)),
+        windowed(gen, "avg pool 3 stride 1 pad 1 exclude pad", "avg_pool", (2, 3, 6, 5), (3, 3, 1, 1, 1, 1, 0, 0)),
+        windowed(gen, "avg pool 3x2 stride 2 pad (1,1) ceil exclude pad", "avg_pool", (1, 2, 8, 9),
+                 (3, 2, 2, 2, 1, 1, 1, 0)),
+        windowed(gen, "avg pool 2 stride 2 ceil exclude pad", "avg_pool", (2, 2, 7, 5), (2, 2, 2, 2, 0, 0, 1, 0)),
+    ]
+
+
+def write(name, cases):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
     with open(path, "w") as f:
         json.dump({"generator": "tests/kernels_data/generate.py", "torch": torch.__version__, "cases": cases}, f)
         f.write("\n")
@@ -93,6 +112,7 @@ def grouped_cases():
 
 
 def main():
+    write("torch_pool_cases.json", pool_cases())
     gen = torch.Generator().manual_seed(2018)
     cases = [
         windowed(gen, "conv 3x3 stride 2 pad 1", "conv2d", (2, 3, 7, 7), (3, 3, 2, 2, 1, 1), 4),
@@ -184,7 +204,7 @@ def main():
         json.dump({"generator": "tests/kernels_data/generate.py", "torch": torch.__version__, "cases": cases}, f)
         f.write("\n")
     print(f"wrote {len(cases)} cases to {path}")
-    write(grouped_cases(), "torch_grouped_cases.json")
+    write("torch_grouped_cases.json", grouped_cases())
 
 
 if __name__ == "__main__":

@@ -19,6 +19,14 @@ below, so that tests can recompute them.
   grouped_conv.onnx   a depthwise and a grouped convolution (MobileNet, ResNeXt)
   tiny_folded.onnx    an eval-mode export with folding: batch norm folded into the
                       convolution, whose weights get generated names (onnx::Conv_N)
+  tiny_pool_modes.onnx  pools with ceil_mode 1 (GoogLeNet's, SqueezeNet's; Pad + AveragePool
+                      as PyTorch exports a padded one counting padding) and an AveragePool
+                      with count_include_pad 0
+  tiny_linear.onnx    a Reshape that flattens, Gemm with transB 0, MatMul by a Transpose
+                      of a weight with the bias Add PyTorch writes after it, and MatMul
+                      by an [in, out] initializer (an export with constant folding)
+  tiny_view.onnx      x.view(x.size(0), -1) as PyTorch exports it: Shape, Gather,
+                      Unsqueeze, Concat and Reshape
   resnet50.onnx       torchvision's ResNet-50 graph; its weights are graph inputs with
                       shapes and no values (the file stays small), so it plans but
                       has no initial weights
@@ -255,10 +263,6 @@ def refusals():
                                             ["N", 196], weights=conv_w), True
     yield "bad_dilation.onnx", small([("Conv", ["input", "w.weight"], {"dilations": [2, 2]}), flat], ["N", 64],
                                      weights=conv_w), True
-    yield "bad_avgpool_exclude_pad.onnx", small(
-        [("AveragePool", ["input"], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}), flat], ["N", 192]), True
-    yield "bad_gemm_transposed.onnx", small([flat, ("Gemm", ["$", "w.weight"], {})], ["N", 5],
-                                            weights=[("w.weight", [192, 5])]), True
     yield "bad_checker.onnx", small([("Conv", ["input"], {}), flat], ["N", 192]), False
     yield "bad_output_rank.onnx", small([("Relu", ["input"], {})], ["N", 3, 8, 8]), True
     cyc = small([("Relu", ["input"], {}), flat], ["N", 192])
@@ -281,6 +285,75 @@ def refusals():
     yield "bad_external_data.onnx", ext, False
 
 
+def pool_modes():
+    """ceil_mode windows that overhang the border, and an average without the padding."""
+    g = Graph()
+    x = g.conv("input", "conv", 3, 4, 3, pad=1)
+    x = g.node("MaxPool", [x], "/maxpool/MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 0, 0],
+               ceil_mode=1)  # 8x10 -> 4x5 (3x4 rounding down)
+    # avg_pool2d(3, 2, padding=1, ceil_mode=True) counting padding, as PyTorch exports it
+    x = g.node("AveragePool", [pads(g, x, "/avgpool", 1, 1)], "/avgpool/AveragePool", kernel_shape=[3, 3],
+               strides=[2, 2], pads=[0, 0, 0, 0], ceil_mode=1)  # -> 3x3
+    x = g.node("AveragePool", [x], "/smooth/AveragePool", kernel_shape=[3, 3], strides=[1, 1],
+               pads=[1, 1, 1, 1], ceil_mode=0, count_include_pad=0)
+    x = g.node("Flatten", [x], "/Flatten", axis=1)
+    x = g.gemm(x, "fc", 36, 5)
+    return g.model(["batch_size", 3, 8, 10], x, ["batch_size", 5])
+
+
+def linear():
+    """Reshape (N,2,4,4) -> (N,32); Gemm with transB 0; MatMul(x, Transpose(w)) + Add(b, .),
+    as PyTorch exports F.linear without Gemm; MatMul by an [in, out] initializer."""
+    g = Graph()
+    x = g.conv("input", "conv", 3, 2, 1)
+    shape = g.node("Constant", [], "/Constant", value=helper.make_tensor("s", TensorProto.INT64, [2], [0, -1]))
+    x = g.node("Reshape", [x, shape], "/Reshape")
+    inputs = [x, g.weight("fc1.weight", [32, 6]), g.weight("fc1.bias", [6])]
+    x = g.relu(g.node("Gemm", inputs, "/fc1/Gemm", alpha=1.0, beta=1.0, transB=0), "/fc1_relu")
+    wt = g.node("Transpose", [g.weight("fc2.weight", [5, 6])], "/fc2/Transpose", perm=[1, 0])
+    x = g.node("MatMul", [x, wt], "/fc2/MatMul")
+    x = g.relu(g.node("Add", [g.weight("fc2.bias", [5]), x], "/fc2/Add"), "/fc2_relu")
+    return g.model(["batch_size", 3, 4, 4], g.node("MatMul", [x, g.weight("onnx::MatMul_9", [5, 4])], "/fc3/MatMul"),
+                   ["batch_size", 4])
+
+
+def view_shape(g, x, name, dims):
+    """The shape arithmetic of x.view(x.size(0), *dims), as torch 1.13 exports it."""
+    def const(suffix, dims_, values):
+        return g.node("Constant", [], f"{name}/Constant{suffix}",
+                      value=helper.make_tensor("c", TensorProto.INT64, dims_, values))
+    shape = g.node("Shape", [x], f"{name}/Shape")
+    batch = g.node("Gather", [shape, const("", [], [0])], f"{name}/Gather", axis=0)
+    parts = [g.node("Unsqueeze", [batch, const("_axes", [1], [0])], f"{name}/Unsqueeze")]
+    for k, d in enumerate(dims):
+        parts.append(g.node("Unsqueeze", [const(f"_{k}", [], [d]), const(f"_{k}_axes", [1], [0])],
+                            f"{name}/Unsqueeze_{k + 1}"))
+    return g.node("Concat", parts, f"{name}/Concat", axis=0)
+
+
+def view():
+    g = Graph()
+    x = g.conv("input", "conv", 3, 2, 3, pad=1)
+    x = g.node("Reshape", [x, view_shape(g, x, "", [-1])], "/Reshape", allowzero=0)
+    return g.model(["batch_size", 3, 4, 4], g.gemm(x, "fc", 32, 5), ["batch_size", 5])
+
+
+def pool_and_linear_refusals():
+    flat = ("Flatten", ["$"], {})
+    shape = helper.make_tensor("s", TensorProto.INT64, [2], [-1, 96])
+    yield "bad_reshape.onnx", small([("Constant", [], {"value": shape}), ("Reshape", ["input", "$"], {})],
+                                    ["M", 96]), True
+    yield "bad_transpose.onnx", small([("Transpose", ["input"], {"perm": [0, 1, 3, 2]}), flat], ["N", 192]), True
+    yield "bad_gemm_alpha.onnx", small([flat, ("Gemm", ["$", "w.weight"], {"alpha": 0.5, "transB": 1})], ["N", 5],
+                                       weights=[("w.weight", [5, 192])]), True
+    g = Graph()
+    x = g.node("Reshape", ["input", view_shape(g, "input", "", [3, -1])], "/Reshape", allowzero=0)
+    yield "bad_view.onnx", g.model(["N", 3, 8, 8], x, ["N", 3, 64]), True
+    # An operator layerplan can neither train nor price: refused by name, before its shapes matter.
+    yield "bad_lstm.onnx", small([("LSTM", ["input", "W", "R"], {"hidden_size": 4})], [8, 1, 3, 4],
+                                 weights=[("W", [1, 16, 8]), ("R", [1, 16, 4])]), True
+
+
 def main():
     save(tiny(), "tiny.onnx")
     save(tiny(log_softmax=True, opset=17), "tiny_softmax.onnx")
@@ -295,6 +368,11 @@ def main():
     save(resnet50(), "resnet50.onnx")
     save(grouped(), "grouped_conv.onnx")
     for name, model, check in refusals():
+        save(model, name, check)
+    save(pool_modes(), "tiny_pool_modes.onnx")
+    save(linear(), "tiny_linear.onnx")
+    save(view(), "tiny_view.onnx")
+    for name, model, check in pool_and_linear_refusals():
         save(model, name, check)
 
 
