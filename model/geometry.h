@@ -75,7 +75,8 @@ std::vector<int> devices_used(const std::vector<Configuration>& plan);
 // The region of input `slot` that the consumer must read to compute `out_box` of its
 // output: the halo of a sliding window (clipped to the input), all input channels of a
 // convolution, all input features of a fully-connected layer, the channel range of one
-// concat input (in that input's coordinates; empty if the box misses it).
+// concat input (in that input's coordinates; empty if the box misses it), the samples
+// and channels of a mul's (n, c, 1, 1) scale.
 Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot, const Box& out_box);
 
 // Elements that move from device src to device dst (src != dst) for one edge.

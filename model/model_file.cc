@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -39,6 +40,9 @@ class LayerEntry {
   int integer_or(const char* key, int minimum, int fallback) const {
     return has(key) ? integer(key, minimum) : fallback;
   }
+  double number_or(const char* key, double fallback) const {
+    return has(key) ? json_number(entry_[key], where_, key) : fallback;
+  }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     if (!entry_[key].is_boolean())
@@ -64,12 +68,19 @@ const std::map<std::string, std::vector<std::string>>& allowed_fields() {
       {"global_avg_pool", {}},
       {"fully_connected", {"out_features", "bias"}},
       {"relu", {}},
-      {"batch_norm", {}},
-      {"dropout", {}},
+      {"batch_norm", {"epsilon", "momentum"}},
+      {"dropout", {"ratio"}},
       {"flatten", {}},
       {"concat", {}},
       {"add", {}},
       {"softmax_cross_entropy", {}},
+      {"clip", {"min", "max"}},
+      {"relu6", {}},
+      {"sigmoid", {}},
+      {"silu", {}},
+      {"hardsigmoid", {"alpha", "beta"}},
+      {"hardswish", {}},
+      {"mul", {}},
   };
   return fields;
 }
@@ -124,8 +135,25 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
 int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind, const std::string& name,
               const std::vector<int>& in) {
   const bool many = kind == "concat" || kind == "add";
+  if (kind == "mul") {
+    if (in.size() != 2) e.fail("mul takes two inputs, [input, scale]");
+    return g.mul(name, in[0], in[1]);
+  }
   if (!many && in.size() != 1) e.fail(kind + " takes one input");
   const int x = in.front();
+  if (kind == "clip") {
+    if (!e.has("min") && !e.has("max")) e.fail("a clip layer needs min, max or both");
+    const double lowest = -std::numeric_limits<float>::max();
+    return g.activation(name, x, ActivationKind::kClip, e.number_or("min", lowest), e.number_or("max", -lowest));
+  }
+  if (kind == "relu6") return g.activation(name, x, ActivationKind::kClip, 0.0, 6.0);
+  if (kind == "sigmoid") return g.activation(name, x, ActivationKind::kSigmoid);
+  if (kind == "silu") return g.activation(name, x, ActivationKind::kSilu);
+  if (kind == "hardsigmoid") {
+    return g.activation(name, x, ActivationKind::kHardSigmoid, e.number_or("alpha", kHardSigmoidAlpha),
+                        e.number_or("beta", kHardSigmoidBeta));
+  }
+  if (kind == "hardswish") return g.activation(name, x, ActivationKind::kHardSwish);
   if (kind == "conv2d")
     return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true));
   if (kind == "max_pool") return g.max_pool(name, x, window_of(e, entry));
@@ -134,8 +162,11 @@ int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::
   if (kind == "fully_connected")
     return g.fully_connected(name, x, e.integer("out_features", 1), e.boolean_or("bias", true));
   if (kind == "relu") return g.relu(name, x);
-  if (kind == "batch_norm") return g.batch_norm(name, x);
-  if (kind == "dropout") return g.dropout(name, x);
+  if (kind == "batch_norm") {
+    return g.batch_norm(name, x, e.number_or("epsilon", kDefaultBatchNormEpsilon),
+                        e.number_or("momentum", kDefaultBatchNormMomentum));
+  }
+  if (kind == "dropout") return g.dropout(name, x, e.number_or("ratio", kDefaultDropoutRatio));
   if (kind == "flatten") return g.flatten(name, x);
   if (kind == "concat") return g.concat(name, in);
   if (kind == "add") return g.add(name, in);
@@ -192,7 +223,8 @@ int add_entry(ModelGraph& g, const json& entry, int index, std::map<std::string,
   if (allowed == allowed_fields().end()) {
     e.fail("unknown kind '" + clipped(kind) +
            "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
-           "relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
+           "relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, sigmoid, silu, "
+           "hardsigmoid, hardswish or mul");
   }
   for (const auto& [key, value] : entry.items()) {
     const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
@@ -238,7 +270,8 @@ std::string model_to_json(const ModelGraph& graph) {
   ordered_json layers = ordered_json::array();
   for (const Layer& l : graph.layers()) {
     if (l.kind == LayerKind::kInput) continue;
-    ordered_json entry = {{"name", l.name}, {"kind", std::string(kind_name(l.kind))}};
+    const std::string_view kind = l.kind == LayerKind::kActivation ? activation_name(l.activation) : kind_name(l.kind);
+    ordered_json entry = {{"name", l.name}, {"kind", std::string(kind)}};
     if (l.inputs.size() == 1 && l.inputs[0] != l.id - 1) entry["input"] = graph.layer(l.inputs[0]).name;
     if (l.inputs.size() > 1) {
       ordered_json names = ordered_json::array();
@@ -261,6 +294,22 @@ std::string model_to_json(const ModelGraph& graph) {
       case LayerKind::kFullyConnected:
         entry["out_features"] = l.output.c();
         entry["bias"] = l.has_bias;
+        break;
+      case LayerKind::kBatchNorm:  // PyTorch's defaults are left out
+        if (l.epsilon != kDefaultBatchNormEpsilon) entry["epsilon"] = l.epsilon;
+        if (l.momentum != kDefaultBatchNormMomentum) entry["momentum"] = l.momentum;
+        break;
+      case LayerKind::kDropout:
+        if (l.dropout_ratio != kDefaultDropoutRatio) entry["ratio"] = l.dropout_ratio;
+        break;
+      case LayerKind::kActivation:
+        if (l.activation == ActivationKind::kClip) {
+          entry["min"] = l.alpha;
+          entry["max"] = l.beta;
+        } else if (l.activation == ActivationKind::kHardSigmoid) {
+          entry["alpha"] = l.alpha;
+          entry["beta"] = l.beta;
+        }
         break;
       default:
         break;

@@ -39,6 +39,11 @@ struct ImportState {
   std::map<std::string, Activation> activations;
   std::map<std::string, Param> params;
   std::map<std::string, std::string> parameter_sources;
+  // The nodes that read each tensor (null: a graph output), for handlers that look ahead.
+  std::map<std::string, std::vector<const onnx::NodeProto*>> readers;
+  // Sigmoid outputs whose only reader is a Mul of the sigmoid's own input: PyTorch 1.13
+  // exports SiLU as Mul(x, Sigmoid(x)), which becomes one silu layer at the Mul.
+  std::map<std::string, Activation> pending_sigmoids;  // output -> the sigmoid's input
 };
 
 // One node, as its handler sees it. fail() throws UsageError naming the file, the node's
@@ -74,6 +79,14 @@ class NodeContext {
   void produce(int layer, int rank);
   void alias(const Activation& a);
   void constant(const onnx::TensorProto& value);
+  // The input of the pending sigmoid (ImportState::pending_sigmoids) input `slot` names,
+  // or null.
+  const Activation* pending_sigmoid(int slot) const;
+  void take_pending_sigmoid(int slot);
+  // Output 0 waits, unmade, as a pending sigmoid of `input`.
+  void defer_sigmoid(const Activation& input);
+  // The nodes that read tensor `name` (null: a graph output).
+  const std::vector<const onnx::NodeProto*>& readers(const std::string& name) const;
 
  private:
   const onnx::AttributeProto* attribute(const char* name) const;
