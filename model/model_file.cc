@@ -132,15 +132,10 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
   return out;
 }
 
-int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind, const std::string& name,
-              const std::vector<int>& in) {
-  const bool many = kind == "concat" || kind == "add";
-  if (kind == "mul") {
-    if (in.size() != 2) e.fail("mul takes two inputs, [input, scale]");
-    return g.mul(name, in[0], in[1]);
-  }
-  if (!many && in.size() != 1) e.fail(kind + " takes one input");
-  const int x = in.front();
+// The activation kinds (clip, relu6, sigmoid, silu, hardsigmoid, hardswish); nullopt for
+// another kind.
+std::optional<int> add_activation(ModelGraph& g, const LayerEntry& e, const std::string& kind, const std::string& name,
+                                  int x) {
   if (kind == "clip") {
     if (!e.has("min") && !e.has("max")) e.fail("a clip layer needs min, max or both");
     const double lowest = -std::numeric_limits<float>::max();
@@ -154,6 +149,19 @@ int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::
                         e.number_or("beta", kHardSigmoidBeta));
   }
   if (kind == "hardswish") return g.activation(name, x, ActivationKind::kHardSwish);
+  return std::nullopt;
+}
+
+int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind, const std::string& name,
+              const std::vector<int>& in) {
+  const bool many = kind == "concat" || kind == "add";
+  if (kind == "mul") {
+    if (in.size() != 2) e.fail("mul takes two inputs, [input, scale]");
+    return g.mul(name, in[0], in[1]);
+  }
+  if (!many && in.size() != 1) e.fail(kind + " takes one input");
+  const int x = in.front();
+  if (const std::optional<int> id = add_activation(g, e, kind, name, x)) return *id;
   if (kind == "conv2d")
     return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true));
   if (kind == "max_pool") return g.max_pool(name, x, window_of(e, entry));
@@ -264,6 +272,27 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
   return g;
 }
 
+namespace {
+
+// Batch norm's and dropout's settings where they are not PyTorch's defaults, and an
+// activation's constants.
+void add_settings(const Layer& l, nlohmann::ordered_json& entry) {
+  if (l.kind == LayerKind::kBatchNorm) {
+    if (l.epsilon != kDefaultBatchNormEpsilon) entry["epsilon"] = l.epsilon;
+    if (l.momentum != kDefaultBatchNormMomentum) entry["momentum"] = l.momentum;
+  } else if (l.kind == LayerKind::kDropout && l.dropout_ratio != kDefaultDropoutRatio) {
+    entry["ratio"] = l.dropout_ratio;
+  } else if (l.kind == LayerKind::kActivation && l.activation == ActivationKind::kClip) {
+    entry["min"] = l.alpha;
+    entry["max"] = l.beta;
+  } else if (l.kind == LayerKind::kActivation && l.activation == ActivationKind::kHardSigmoid) {
+    entry["alpha"] = l.alpha;
+    entry["beta"] = l.beta;
+  }
+}
+
+}  // namespace
+
 std::string model_to_json(const ModelGraph& graph) {
   using nlohmann::ordered_json;  // keys in the order written, as a person reads them
   const Shape& in = graph.layer(0).output;
@@ -295,25 +324,10 @@ std::string model_to_json(const ModelGraph& graph) {
         entry["out_features"] = l.output.c();
         entry["bias"] = l.has_bias;
         break;
-      case LayerKind::kBatchNorm:  // PyTorch's defaults are left out
-        if (l.epsilon != kDefaultBatchNormEpsilon) entry["epsilon"] = l.epsilon;
-        if (l.momentum != kDefaultBatchNormMomentum) entry["momentum"] = l.momentum;
-        break;
-      case LayerKind::kDropout:
-        if (l.dropout_ratio != kDefaultDropoutRatio) entry["ratio"] = l.dropout_ratio;
-        break;
-      case LayerKind::kActivation:
-        if (l.activation == ActivationKind::kClip) {
-          entry["min"] = l.alpha;
-          entry["max"] = l.beta;
-        } else if (l.activation == ActivationKind::kHardSigmoid) {
-          entry["alpha"] = l.alpha;
-          entry["beta"] = l.beta;
-        }
-        break;
       default:
         break;
     }
+    add_settings(l, entry);
     layers.push_back(entry);
   }
   const ordered_json doc = {{"format", "layerplan-model"},
