@@ -13,6 +13,10 @@ the float32 spread, not a fixed tolerance, is the yardstick (batch norm on small
 amplifies rounding). Models with dropout (AlexNet, VGG) draw other masks than PyTorch and
 are not comparable this way.
 
+--model mobile_block is not torchvision's: a net of MobileNet v3's and EfficientNet's
+operators without depthwise convolution (mobile_block below), to check the activations,
+the squeeze-and-excitation Mul and batch norm's eps and momentum as PyTorch exports them.
+
 Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
   /usr/bin/python3 bench/onnx_sgd_vs_pytorch.py [--layerplan build/layerplan] [--model resnet18]
       [--size 64] [--batch 4] [--steps 2] [--kernels onednn]
@@ -61,6 +65,30 @@ def read_safetensors(path):
     return out
 
 
+class MobileBlock(torch.nn.Module):
+    """conv, BatchNorm2d(eps=1e-3, momentum=0.01), Hardswish; a squeeze-and-excitation block
+    with a Hardsigmoid scale (torchvision.ops.SqueezeExcitation, as MobileNet v3's); ReLU6;
+    conv, SiLU (exported as Mul(x, Sigmoid(x))); a sigmoid gate; pooling and a classifier."""
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        nn = torch.nn
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16, 1e-3, 0.01),
+                                  nn.Hardswish())
+        self.se = torchvision.ops.SqueezeExcitation(16, 8, scale_activation=nn.Hardsigmoid)
+        self.relu6 = nn.ReLU6()
+        self.conv = nn.Conv2d(16, 16, 3, padding=1)
+        self.silu = nn.SiLU()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, classes)
+
+    def forward(self, x):
+        x = self.relu6(self.se(self.stem(x)))
+        y = self.conv(x)
+        x = self.silu(y) * torch.sigmoid(y)
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
 def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum):
     model = copy.deepcopy(model).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=False)
@@ -88,7 +116,7 @@ def main():
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     torch.manual_seed(1)
-    model = getattr(torchvision.models, args.model)()
+    model = MobileBlock() if args.model == "mobile_block" else getattr(torchvision.models, args.model)()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, args.model + ".onnx")
         torch.onnx.export(copy.deepcopy(model), torch.randn(2, 3, args.size, args.size), path,
