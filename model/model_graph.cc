@@ -1,5 +1,7 @@
 #include "model/model_graph.h"
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -181,12 +183,17 @@ int ModelGraph::relu(std::string name, int in) {
 }
 namespace {
 
+// The shortest text that reads back as `v` ("6", "1e-40", "0.1").
+std::string number_text(double v) {
+  std::array<char, 32> text{};
+  return {text.data(), std::to_chars(text.data(), text.data() + text.size(), v).ptr};
+}
+
 // "layer NAME: WHAT VALUE: expected RANGE" unless lo <= value <= hi (hi_open: value < hi).
 void check_range(const std::string& layer, const char* what, double value, double lo, double hi, bool hi_open,
                  const char* expected) {
   if (!std::isfinite(value) || value < lo || value > hi || (hi_open && value == hi)) {
-    throw std::invalid_argument("layer " + layer + ": " + what + " " + std::to_string(value) + ": expected " +
-                                expected);
+    throw std::invalid_argument("layer " + layer + ": " + what + " " + number_text(value) + ": expected " + expected);
   }
 }
 
@@ -212,8 +219,8 @@ int ModelGraph::activation(std::string name, int in, ActivationKind activation, 
   check_range(name, "alpha", alpha, -kHuge, kHuge, false, "a finite number");
   check_range(name, "beta", beta, -kHuge, kHuge, false, "a finite number");
   if (activation == ActivationKind::kClip && alpha > beta) {
-    throw std::invalid_argument("layer " + name + ": clip min " + std::to_string(alpha) + " above max " +
-                                std::to_string(beta));
+    throw std::invalid_argument("layer " + name + ": clip min " + number_text(alpha) + " above max " +
+                                number_text(beta));
   }
   const bool has_constants = activation == ActivationKind::kClip || activation == ActivationKind::kHardSigmoid;
   Layer l = make_layer(std::move(name), LayerKind::kActivation, {in}, layer(in).output);

@@ -414,6 +414,7 @@ void mul(NodeContext& n) {
   }
   Activation a = n.activation(0);
   Activation b = n.activation(1);
+  if (a.rank != b.rank) n.fail("inputs of rank " + std::to_string(a.rank) + " and " + std::to_string(b.rank));
   const Shape& sa = n.graph().layer(a.layer).output;
   const Shape& sb = n.graph().layer(b.layer).output;
   if (sa.h() * sa.w() == 1 && sb.h() * sb.w() > 1) std::swap(a, b);  // the scale second
