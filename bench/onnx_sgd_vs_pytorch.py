@@ -15,6 +15,10 @@ probability is set to 0 before the export (the file then says ratio 0, which lay
 reads); EfficientNet's stochastic depth, which PyTorch 1.13 cannot export in training mode,
 is built with probability 0 (torchvision then skips it).
 
+--model mobile_block is not torchvision's: a net of MobileNet v3's and EfficientNet's
+operators without depthwise convolution (mobile_block below), to check the activations,
+the squeeze-and-excitation Mul and batch norm's eps and momentum as PyTorch exports them.
+
 Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
   /usr/bin/python3 bench/onnx_sgd_vs_pytorch.py [--layerplan build/layerplan] [--model resnet18]
       [--size 64] [--batch 4] [--steps 2] [--kernels onednn] [--keep-dropout] [--bn-eps 1e-5]
@@ -80,6 +84,30 @@ def build_model(name, keep_dropout):
     return model
 
 
+class MobileBlock(torch.nn.Module):
+    """conv, BatchNorm2d(eps=1e-3, momentum=0.01), Hardswish; a squeeze-and-excitation block
+    with a Hardsigmoid scale (torchvision.ops.SqueezeExcitation, as MobileNet v3's); ReLU6;
+    conv, SiLU (exported as Mul(x, Sigmoid(x))); a sigmoid gate; pooling and a classifier."""
+
+    def __init__(self, classes=1000):
+        super().__init__()
+        nn = torch.nn
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16, 1e-3, 0.01),
+                                  nn.Hardswish())
+        self.se = torchvision.ops.SqueezeExcitation(16, 8, scale_activation=nn.Hardsigmoid)
+        self.relu6 = nn.ReLU6()
+        self.conv = nn.Conv2d(16, 16, 3, padding=1)
+        self.silu = nn.SiLU()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, classes)
+
+    def forward(self, x):
+        x = self.relu6(self.se(self.stem(x)))
+        y = self.conv(x)
+        x = self.silu(y) * torch.sigmoid(y)
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
 def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum):
     model = copy.deepcopy(model).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=False)
@@ -96,7 +124,7 @@ def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum)
 
 # Small nets of layer kinds the torchvision models do not cover, by --model name: a factory
 # and the class count (bench/onnx_layer_kinds.py fills it and calls main()).
-CUSTOM_MODELS = {}
+CUSTOM_MODELS = {"mobile_block": (MobileBlock, 1000)}
 
 
 def main():

@@ -164,7 +164,14 @@ Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot,
     case LayerKind::kBatchNorm:
     case LayerKind::kDropout:
     case LayerKind::kAdd:
+    case LayerKind::kActivation:
       return out_box;
+    case LayerKind::kMul:
+      // A (n, c, 1, 1) scale broadcast over height and width: the tile's samples and
+      // channels of it, whatever part of h and w the tile covers.
+      if (in == consumer.output) return out_box;
+      need.dim[1] = out_box.dim[1];
+      return need;
     case LayerKind::kInput:
       break;
   }

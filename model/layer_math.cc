@@ -49,6 +49,23 @@ std::string above(const char* what, int64_t limit) {
          ", the limit";
 }
 
+// Arithmetic per element of an activation (an exponential counts as two).
+double activation_flops(ActivationKind activation) {
+  switch (activation) {
+    case ActivationKind::kClip:
+      return 2.0;  // max, min
+    case ActivationKind::kHardSigmoid:
+      return 4.0;  // multiply-add, max, min
+    case ActivationKind::kHardSwish:
+      return 5.0;  // add, max, min, divide, multiply
+    case ActivationKind::kSigmoid:
+      return 4.0;  // exp, add, divide
+    case ActivationKind::kSilu:
+      return 5.0;  // sigmoid, multiply
+  }
+  return 1.0;
+}
+
 }  // namespace
 
 std::string layer_size_problem(const ModelGraph& graph, const Layer& layer) {
@@ -132,6 +149,10 @@ double forward_flops(const ModelGraph& graph, const Layer& layer) {
       return 6.0 * out;  // mean, variance, normalize, scale and shift
     case LayerKind::kAdd:
       return out * static_cast<double>(layer.inputs.size() - 1);
+    case LayerKind::kMul:
+      return out;
+    case LayerKind::kActivation:
+      return out * activation_flops(layer.activation);
     case LayerKind::kSoftmaxCrossEntropy:
       return 5.0 * out;  // max, exp, sum, divide, log-likelihood
     case LayerKind::kInput:
@@ -167,6 +188,8 @@ std::array<bool, kNumDims> splittable_dims(LayerKind kind) {
     case LayerKind::kBatchNorm:
     case LayerKind::kDropout:
     case LayerKind::kAdd:
+    case LayerKind::kActivation:
+    case LayerKind::kMul:
       return {true, true, true, true};
     case LayerKind::kFullyConnected:
     case LayerKind::kGlobalAvgPool:

@@ -36,7 +36,8 @@ bool channel_split_shards_weights(LayerKind kind);
 
 // Dimensions (NCHW) the kind can be split along: conv and pooling n, c, h, w;
 // fully-connected and global pooling n, c; softmax and flatten n; concat all but its
-// channel axis; input n, h, w; element-wise layers (ReLU, batch-norm, dropout, add) any.
+// channel axis; input n, h, w; element-wise layers (ReLU, batch-norm, dropout, add,
+// activation, mul) any.
 std::array<bool, kNumDims> splittable_dims(LayerKind kind);
 
 }  // namespace layerplan

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -39,6 +40,9 @@ class LayerEntry {
   int integer_or(const char* key, int minimum, int fallback) const {
     return has(key) ? integer(key, minimum) : fallback;
   }
+  double number_or(const char* key, double fallback) const {
+    return has(key) ? json_number(entry_[key], where_, key) : fallback;
+  }
   bool boolean_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     if (!entry_[key].is_boolean())
@@ -64,12 +68,19 @@ const std::map<std::string, std::vector<std::string>>& allowed_fields() {
       {"global_avg_pool", {}},
       {"fully_connected", {"out_features", "bias"}},
       {"relu", {}},
-      {"batch_norm", {}},
-      {"dropout", {}},
+      {"batch_norm", {"epsilon", "momentum"}},
+      {"dropout", {"ratio"}},
       {"flatten", {}},
       {"concat", {}},
       {"add", {}},
       {"softmax_cross_entropy", {}},
+      {"clip", {"min", "max"}},
+      {"relu6", {}},
+      {"sigmoid", {}},
+      {"silu", {}},
+      {"hardsigmoid", {"alpha", "beta"}},
+      {"hardswish", {}},
+      {"mul", {}},
   };
   return fields;
 }
@@ -121,11 +132,36 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
   return out;
 }
 
+// The activation kinds (clip, relu6, sigmoid, silu, hardsigmoid, hardswish); nullopt for
+// another kind.
+std::optional<int> add_activation(ModelGraph& g, const LayerEntry& e, const std::string& kind, const std::string& name,
+                                  int x) {
+  if (kind == "clip") {
+    if (!e.has("min") && !e.has("max")) e.fail("a clip layer needs min, max or both");
+    const double lowest = -std::numeric_limits<float>::max();
+    return g.activation(name, x, ActivationKind::kClip, e.number_or("min", lowest), e.number_or("max", -lowest));
+  }
+  if (kind == "relu6") return g.activation(name, x, ActivationKind::kClip, 0.0, 6.0);
+  if (kind == "sigmoid") return g.activation(name, x, ActivationKind::kSigmoid);
+  if (kind == "silu") return g.activation(name, x, ActivationKind::kSilu);
+  if (kind == "hardsigmoid") {
+    return g.activation(name, x, ActivationKind::kHardSigmoid, e.number_or("alpha", kHardSigmoidAlpha),
+                        e.number_or("beta", kHardSigmoidBeta));
+  }
+  if (kind == "hardswish") return g.activation(name, x, ActivationKind::kHardSwish);
+  return std::nullopt;
+}
+
 int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::string& kind, const std::string& name,
               const std::vector<int>& in) {
   const bool many = kind == "concat" || kind == "add";
+  if (kind == "mul") {
+    if (in.size() != 2) e.fail("mul takes two inputs, [input, scale]");
+    return g.mul(name, in[0], in[1]);
+  }
   if (!many && in.size() != 1) e.fail(kind + " takes one input");
   const int x = in.front();
+  if (const std::optional<int> id = add_activation(g, e, kind, name, x)) return *id;
   if (kind == "conv2d")
     return g.conv2d(name, x, e.integer("out_channels", 1), window_of(e, entry), e.boolean_or("bias", true),
                     e.integer_or("groups", 1, 1));
@@ -135,8 +171,11 @@ int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::
   if (kind == "fully_connected")
     return g.fully_connected(name, x, e.integer("out_features", 1), e.boolean_or("bias", true));
   if (kind == "relu") return g.relu(name, x);
-  if (kind == "batch_norm") return g.batch_norm(name, x);
-  if (kind == "dropout") return g.dropout(name, x);
+  if (kind == "batch_norm") {
+    return g.batch_norm(name, x, e.number_or("epsilon", kDefaultBatchNormEpsilon),
+                        e.number_or("momentum", kDefaultBatchNormMomentum));
+  }
+  if (kind == "dropout") return g.dropout(name, x, e.number_or("ratio", kDefaultDropoutRatio));
   if (kind == "flatten") return g.flatten(name, x);
   if (kind == "concat") return g.concat(name, in);
   if (kind == "add") return g.add(name, in);
@@ -193,7 +232,8 @@ int add_entry(ModelGraph& g, const json& entry, int index, std::map<std::string,
   if (allowed == allowed_fields().end()) {
     e.fail("unknown kind '" + clipped(kind) +
            "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
-           "relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
+           "relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, sigmoid, silu, "
+           "hardsigmoid, hardswish or mul");
   }
   for (const auto& [key, value] : entry.items()) {
     const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
@@ -233,13 +273,35 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
   return g;
 }
 
+namespace {
+
+// Batch norm's and dropout's settings where they are not PyTorch's defaults, and an
+// activation's constants.
+void add_settings(const Layer& l, nlohmann::ordered_json& entry) {
+  if (l.kind == LayerKind::kBatchNorm) {
+    if (l.epsilon != kDefaultBatchNormEpsilon) entry["epsilon"] = l.epsilon;
+    if (l.momentum != kDefaultBatchNormMomentum) entry["momentum"] = l.momentum;
+  } else if (l.kind == LayerKind::kDropout && l.dropout_ratio != kDefaultDropoutRatio) {
+    entry["ratio"] = l.dropout_ratio;
+  } else if (l.kind == LayerKind::kActivation && l.activation == ActivationKind::kClip) {
+    entry["min"] = l.alpha;
+    entry["max"] = l.beta;
+  } else if (l.kind == LayerKind::kActivation && l.activation == ActivationKind::kHardSigmoid) {
+    entry["alpha"] = l.alpha;
+    entry["beta"] = l.beta;
+  }
+}
+
+}  // namespace
+
 std::string model_to_json(const ModelGraph& graph) {
   using nlohmann::ordered_json;  // keys in the order written, as a person reads them
   const Shape& in = graph.layer(0).output;
   ordered_json layers = ordered_json::array();
   for (const Layer& l : graph.layers()) {
     if (l.kind == LayerKind::kInput) continue;
-    ordered_json entry = {{"name", l.name}, {"kind", std::string(kind_name(l.kind))}};
+    const std::string_view kind = l.kind == LayerKind::kActivation ? activation_name(l.activation) : kind_name(l.kind);
+    ordered_json entry = {{"name", l.name}, {"kind", std::string(kind)}};
     if (l.inputs.size() == 1 && l.inputs[0] != l.id - 1) entry["input"] = graph.layer(l.inputs[0]).name;
     if (l.inputs.size() > 1) {
       ordered_json names = ordered_json::array();
@@ -269,6 +331,7 @@ std::string model_to_json(const ModelGraph& graph) {
       default:
         break;
     }
+    add_settings(l, entry);
     layers.push_back(entry);
   }
   const ordered_json doc = {{"format", "layerplan-model"},

@@ -1,5 +1,9 @@
 #include "model/model_graph.h"
 
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "common/limits.h"
@@ -40,6 +44,26 @@ std::string_view kind_name(LayerKind kind) {
       return "dropout";
     case LayerKind::kSoftmaxCrossEntropy:
       return "softmax_cross_entropy";
+    case LayerKind::kActivation:
+      return "activation";
+    case LayerKind::kMul:
+      return "mul";
+  }
+  return "unknown";
+}
+
+std::string_view activation_name(ActivationKind activation) {
+  switch (activation) {
+    case ActivationKind::kClip:
+      return "clip";
+    case ActivationKind::kSigmoid:
+      return "sigmoid";
+    case ActivationKind::kSilu:
+      return "silu";
+    case ActivationKind::kHardSigmoid:
+      return "hardsigmoid";
+    case ActivationKind::kHardSwish:
+      return "hardswish";
   }
   return "unknown";
 }
@@ -191,11 +215,64 @@ int ModelGraph::fully_connected(std::string name, int in, int out_features, bool
 int ModelGraph::relu(std::string name, int in) {
   return append(make_layer(std::move(name), LayerKind::kRelu, {in}, layer(in).output));
 }
-int ModelGraph::batch_norm(std::string name, int in) {
-  return append(make_layer(std::move(name), LayerKind::kBatchNorm, {in}, layer(in).output));
+namespace {
+
+// The shortest text that reads back as `v` ("6", "1e-40", "0.1").
+std::string number_text(double v) {
+  std::array<char, 32> text{};
+  return {text.data(), std::to_chars(text.data(), text.data() + text.size(), v).ptr};
 }
-int ModelGraph::dropout(std::string name, int in) {
-  return append(make_layer(std::move(name), LayerKind::kDropout, {in}, layer(in).output));
+
+// "layer NAME: WHAT VALUE: expected RANGE" unless lo <= value <= hi (hi_open: value < hi).
+void check_range(const std::string& layer, const char* what, double value, double lo, double hi, bool hi_open,
+                 const char* expected) {
+  if (!std::isfinite(value) || value < lo || value > hi || (hi_open && value == hi)) {
+    throw std::invalid_argument("layer " + layer + ": " + what + " " + number_text(value) + ": expected " + expected);
+  }
+}
+
+}  // namespace
+
+int ModelGraph::batch_norm(std::string name, int in, double epsilon, double momentum) {
+  check_range(name, "epsilon", epsilon, 1e-30, 1.0, false, "a positive number up to 1");
+  check_range(name, "momentum", momentum, 0.0, 1.0, false, "0 to 1");
+  Layer l = make_layer(std::move(name), LayerKind::kBatchNorm, {in}, layer(in).output);
+  l.epsilon = epsilon;
+  l.momentum = momentum;
+  return append(std::move(l));
+}
+int ModelGraph::dropout(std::string name, int in, double ratio) {
+  check_range(name, "ratio", ratio, 0.0, 1.0, true, "0 to less than 1");
+  Layer l = make_layer(std::move(name), LayerKind::kDropout, {in}, layer(in).output);
+  l.dropout_ratio = ratio;
+  return append(std::move(l));
+}
+
+int ModelGraph::activation(std::string name, int in, ActivationKind activation, double alpha, double beta) {
+  const double kHuge = std::numeric_limits<float>::max();  // constants are finite and fit a float
+  check_range(name, "alpha", alpha, -kHuge, kHuge, false, "a finite number");
+  check_range(name, "beta", beta, -kHuge, kHuge, false, "a finite number");
+  if (activation == ActivationKind::kClip && alpha > beta) {
+    throw std::invalid_argument("layer " + name + ": clip min " + number_text(alpha) + " above max " +
+                                number_text(beta));
+  }
+  const bool has_constants = activation == ActivationKind::kClip || activation == ActivationKind::kHardSigmoid;
+  Layer l = make_layer(std::move(name), LayerKind::kActivation, {in}, layer(in).output);
+  l.activation = activation;
+  l.alpha = has_constants ? alpha : 0;
+  l.beta = has_constants ? beta : 0;
+  return append(std::move(l));
+}
+
+int ModelGraph::mul(std::string name, int in, int scale) {
+  const Shape& x = layer(in).output;
+  const Shape& s = layer(scale).output;
+  const bool broadcast = s.n() == x.n() && s.c() == x.c() && s.h() == 1 && s.w() == 1;
+  if (s != x && !broadcast) {
+    throw std::invalid_argument("mul " + name + ": input " + layer(scale).name + " is " + s.str() + ", expected " +
+                                x.str() + " or " + Shape{{x.n(), x.c(), 1, 1}}.str());
+  }
+  return append(make_layer(std::move(name), LayerKind::kMul, {in, scale}, x));
 }
 int ModelGraph::softmax_cross_entropy(std::string name, int in) {
   return append(make_layer(std::move(name), LayerKind::kSoftmaxCrossEntropy, {in}, layer(in).output));

@@ -44,8 +44,27 @@ enum class LayerKind {
   kFlatten,
   kDropout,
   kSoftmaxCrossEntropy,
+  kActivation,  // an element-wise function of one input (Layer::activation says which)
+  kMul,         // element-wise product of two inputs; the second may be (n, c, 1, 1)
 };
 std::string_view kind_name(LayerKind kind);
+
+// The functions of an activation layer, PyTorch's definitions (docs/kernels.md):
+//   clip         min(max(x, alpha), beta)            (ReLU6: alpha 0, beta 6)
+//   sigmoid      1 / (1 + exp(-x))
+//   silu         x * sigmoid(x)                      (Swish)
+//   hardsigmoid  min(max(alpha * x + beta, 0), 1)    (PyTorch's: alpha 1/6, beta 1/2)
+//   hardswish    x * min(max(x + 3, 0), 6) / 6
+enum class ActivationKind { kClip, kSigmoid, kSilu, kHardSigmoid, kHardSwish };
+// "clip", "sigmoid", "silu", "hardsigmoid", "hardswish": the JSON kind of the layer.
+std::string_view activation_name(ActivationKind activation);
+
+// PyTorch's defaults: BatchNorm2d(eps=1e-5, momentum=0.1), Dropout(p=0.5), Hardsigmoid.
+inline constexpr double kDefaultBatchNormEpsilon = 1e-5;
+inline constexpr double kDefaultBatchNormMomentum = 0.1;
+inline constexpr double kDefaultDropoutRatio = 0.5;
+inline constexpr double kHardSigmoidAlpha = 1.0 / 6.0;
+inline constexpr double kHardSigmoidBeta = 0.5;
 
 // Sliding window of a convolution or pooling layer (kernel, stride, zero padding).
 struct Window {
@@ -74,6 +93,13 @@ struct Layer {
   // groups, and each output channel reads only its group's input channels (depthwise:
   // groups == input channels). Weight shape (out, in/groups, kh, kw), as PyTorch's.
   int groups = 1;
+  // kActivation only: the function and its two constants (clip: min, max; hardsigmoid:
+  // alpha, beta; unused otherwise).
+  ActivationKind activation = ActivationKind::kClip;
+  double alpha = 0, beta = 0;
+  double epsilon = kDefaultBatchNormEpsilon;    // batch norm only
+  double momentum = kDefaultBatchNormMomentum;  // batch norm only: running statistics
+  double dropout_ratio = kDefaultDropoutRatio;  // dropout only: probability of dropping
 };
 
 class ModelGraph {
@@ -88,8 +114,14 @@ class ModelGraph {
   int global_avg_pool(std::string name, int in);
   int fully_connected(std::string name, int in, int out_features, bool bias = true);
   int relu(std::string name, int in);
-  int batch_norm(std::string name, int in);
-  int dropout(std::string name, int in);
+  int batch_norm(std::string name, int in, double epsilon = kDefaultBatchNormEpsilon,
+                 double momentum = kDefaultBatchNormMomentum);
+  int dropout(std::string name, int in, double ratio = kDefaultDropoutRatio);
+  // An element-wise activation; alpha and beta as Layer says (checked: clip needs
+  // alpha <= beta, every constant must be finite).
+  int activation(std::string name, int in, ActivationKind activation, double alpha = 0, double beta = 0);
+  // in * scale, where scale has in's shape or is (n, c, 1, 1) (broadcast over h and w).
+  int mul(std::string name, int in, int scale);
   int flatten(std::string name, int in);
   int concat(std::string name, std::vector<int> ins);  // along channels
   int add(std::string name, std::vector<int> ins);

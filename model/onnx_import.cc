@@ -346,6 +346,10 @@ ImportedModel import_onnx(const OnnxSource& source, int64_t batch, const std::st
   out.state = std::make_unique<ImportState>(name);
   out.state->onnx_graph = &model.graph();
   add_inputs(*out.state, model.graph(), batch, origin);
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    for (const std::string& in : node.input()) out.state->readers[in].push_back(&node);
+  }
+  for (const onnx::ValueInfoProto& v : model.graph().output()) out.state->readers[v.name()].push_back(nullptr);
   for (int i = 0; i < model.graph().node_size(); ++i) {
     add_node(*out.state, model.graph().node(i), positions[static_cast<size_t>(i)], origin, shapes);
   }

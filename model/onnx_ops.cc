@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -49,6 +52,22 @@ Activation NodeContext::padded_activation(int slot) const {
          "' is a constant: expected the output of a layer (constant operands are not supported)");
   }
   fail("input " + std::to_string(slot) + " '" + clipped(name) + "' is not produced by an earlier node");
+}
+
+const Activation* NodeContext::pending_sigmoid(int slot) const {
+  if (!has_input(slot)) return nullptr;
+  const auto it = state_.pending_sigmoids.find(node_.input(slot));
+  return it == state_.pending_sigmoids.end() ? nullptr : &it->second;
+}
+
+void NodeContext::take_pending_sigmoid(int slot) { state_.pending_sigmoids.erase(node_.input(slot)); }
+
+void NodeContext::defer_sigmoid(const Activation& input) { state_.pending_sigmoids[node_.output(0)] = input; }
+
+const std::vector<const onnx::NodeProto*>& NodeContext::readers(const std::string& name) const {
+  static const std::vector<const onnx::NodeProto*> kNone;
+  const auto it = state_.readers.find(name);
+  return it == state_.readers.end() ? kNone : it->second;
 }
 
 std::vector<int64_t> NodeContext::int64_values(const Param& p) const {
@@ -171,6 +190,32 @@ void NodeContext::produce_shape_value(std::vector<int64_t> values) {
 namespace {
 
 constexpr int64_t kMaxWindowAttribute = 4096;
+
+// The decimal a float was written as: 0.1F reads as 0.1, not 0.10000000149 (the shortest
+// text that reads back as the same float).
+double as_written(float v) {
+  std::array<char, 32> text{};
+  const auto written = std::to_chars(text.data(), text.data() + text.size(), v);
+  double out = v;
+  std::from_chars(text.data(), written.ptr, out);
+  return out;
+}
+
+// The value of a one-element float constant (a Clip bound, a Dropout ratio).
+double float_scalar(const NodeContext& n, const Param& p) {
+  if (!p.data || p.data->data_type() != onnx::TensorProto::FLOAT) {
+    n.fail("'" + clipped(p.name) + "' is not a float32 constant in the file");
+  }
+  float v = 0;
+  if (p.data->has_raw_data() && p.data->raw_data().size() == sizeof v) {
+    std::memcpy(&v, p.data->raw_data().data(), sizeof v);  // little-endian, as ONNX stores it
+  } else if (!p.data->has_raw_data() && p.data->float_data_size() == 1) {
+    v = p.data->float_data(0);
+  } else {
+    n.fail("'" + clipped(p.name) + "' is not a single value");
+  }
+  return as_written(v);
+}
 
 // An attribute of two values (height, width) in 1..4096, or `fallback` when absent.
 std::array<int, 2> pair_attribute(const NodeContext& n, const char* name, int64_t minimum, int fallback) {
@@ -482,21 +527,88 @@ void relu(NodeContext& n) {
 }
 
 // Training-mode exports add outputs 1 and 2 (the updated running statistics); they are
-// the layer's own state, not tensors of the graph, so they are left unbound.
+// the layer's own state, not tensors of the graph, so they are left unbound. epsilon and
+// momentum are the layer's.
 void batch_normalization(NodeContext& n) {
   const Activation x = n.activation(0);
   const int64_t c = n.graph().layer(x.layer).output.c();
   const std::array<const char*, 4> roles = {"weight", "bias", "running_mean", "running_var"};
   for (int slot = 1; slot <= 4; ++slot) n.expect_dims(n.param(slot), {c});
   const std::string name = n.layer_name(&n.param(1));
-  n.produce(n.graph().batch_norm(name, x.layer), x.rank);
+  // ONNX's momentum weighs the running value (PyTorch's momentum 0.1 is written 0.9).
+  const double epsilon = as_written(n.float_attribute("epsilon", 1e-5F));
+  const double momentum = as_written(static_cast<float>(1.0 - as_written(n.float_attribute("momentum", 0.9F))));
+  n.produce(n.graph().batch_norm(name, x.layer, epsilon, momentum), x.rank);
   for (int slot = 1; slot <= 4; ++slot) n.bind(name, roles[static_cast<size_t>(slot - 1)], n.param(slot));
 }
 
-// The ratio is not read: the runtime's dropout drops with p = 0.5 (docs/model-format.md).
+// The ratio input (a constant; 0.5 without it). The training_mode input is not read: the
+// runtime's dropout drops while training and passes through in evaluation.
 void dropout(NodeContext& n) {
   const Activation x = n.activation(0);
-  n.produce(n.graph().dropout(n.layer_name(nullptr), x.layer), x.rank);
+  const double ratio = n.has_input(1) ? float_scalar(n, n.param(1)) : kDefaultDropoutRatio;
+  n.produce(n.graph().dropout(n.layer_name(nullptr), x.layer, ratio), x.rank);
+}
+
+// Clip's min and max inputs (opset 11 on) are constants; a missing one is unbounded.
+void clip(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const double unbounded = std::numeric_limits<float>::max();
+  const double lo = n.has_input(1) ? float_scalar(n, n.param(1)) : -unbounded;
+  const double hi = n.has_input(2) ? float_scalar(n, n.param(2)) : unbounded;
+  n.produce(n.graph().activation(n.layer_name(nullptr), x.layer, ActivationKind::kClip, lo, hi), x.rank);
+}
+
+// A Sigmoid whose only reader multiplies it with the sigmoid's input waits for that Mul,
+// which makes one silu layer of the pair (see mul).
+void sigmoid(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const auto& readers = n.readers(n.node().output(0));
+  if (readers.size() == 1 && readers[0] && readers[0]->op_type() == "Mul" && readers[0]->input_size() == 2) {
+    const onnx::NodeProto& m = *readers[0];
+    const std::string& other = m.input(0) == n.node().output(0) ? m.input(1) : m.input(0);
+    if (other == n.node().input(0)) {
+      n.defer_sigmoid(x);
+      return;
+    }
+  }
+  n.produce(n.graph().activation(n.layer_name(nullptr), x.layer, ActivationKind::kSigmoid), x.rank);
+}
+
+// x * Sigmoid(x) is one silu layer; otherwise an element-wise product of two activations
+// of the same shape, or of one and an (N, C, 1, 1) scale (squeeze-and-excitation), in
+// either order.
+void mul(NodeContext& n) {
+  for (int slot = 0; slot < 2; ++slot) {
+    if (const Activation* x = n.pending_sigmoid(slot)) {
+      const Activation in = *x;
+      n.take_pending_sigmoid(slot);
+      n.produce(n.graph().activation(n.layer_name(nullptr), in.layer, ActivationKind::kSilu), in.rank);
+      return;
+    }
+  }
+  Activation a = n.activation(0);
+  Activation b = n.activation(1);
+  if (a.rank != b.rank) n.fail("inputs of rank " + std::to_string(a.rank) + " and " + std::to_string(b.rank));
+  const Shape& sa = n.graph().layer(a.layer).output;
+  const Shape& sb = n.graph().layer(b.layer).output;
+  if (sa.h() * sa.w() == 1 && sb.h() * sb.w() > 1) std::swap(a, b);  // the scale second
+  n.produce(n.graph().mul(n.layer_name(nullptr), a.layer, b.layer), a.rank);
+}
+
+// alpha * x + beta clipped to [0, 1]; ONNX's default alpha is 0.2, PyTorch writes 1/6.
+void hard_sigmoid(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const float alpha = n.float_attribute("alpha", 0.2F);
+  // PyTorch's 1/6, rounded to the attribute's float, computes as 1/6 (its definition).
+  const double a = alpha == static_cast<float>(kHardSigmoidAlpha) ? kHardSigmoidAlpha : as_written(alpha);
+  const double b = as_written(n.float_attribute("beta", 0.5F));
+  n.produce(n.graph().activation(n.layer_name(nullptr), x.layer, ActivationKind::kHardSigmoid, a, b), x.rank);
+}
+
+void hard_swish(NodeContext& n) {
+  const Activation x = n.activation(0);
+  n.produce(n.graph().activation(n.layer_name(nullptr), x.layer, ActivationKind::kHardSwish), x.rank);
 }
 
 void flatten(NodeContext& n) {
@@ -572,10 +684,11 @@ void constant(NodeContext& n) {
 
 // The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
 // exports readable; everything else maps to one layer kind (docs/model-format.md).
-constexpr std::array<OpEntry, 22> kOps = {{
+constexpr std::array<OpEntry, 27> kOps = {{
     {"Add", &add},
     {"AveragePool", &average_pool},
     {"BatchNormalization", &batch_normalization},
+    {"Clip", &clip},
     {"Concat", &concat},
     {"Constant", &constant},
     {"Conv", &conv},
@@ -584,14 +697,18 @@ constexpr std::array<OpEntry, 22> kOps = {{
     {"Gather", &gather},
     {"Gemm", &gemm},
     {"GlobalAveragePool", &global_average_pool},
+    {"HardSigmoid", &hard_sigmoid},
+    {"HardSwish", &hard_swish},
     {"Identity", &identity},
     {"LogSoftmax", &softmax},
     {"MatMul", &matmul},
     {"MaxPool", &max_pool},
+    {"Mul", &mul},
     {"Pad", &pad},
     {"Relu", &relu},
     {"Reshape", &reshape},
     {"Shape", &shape},
+    {"Sigmoid", &sigmoid},
     {"Softmax", &softmax},
     {"Transpose", &transpose},
     {"Unsqueeze", &unsqueeze},

@@ -52,6 +52,11 @@ struct ImportState {
   // 1-D int64 tensors computed from shapes (PyTorch's x.view(x.size(0), -1) exports Shape,
   // Gather, Unsqueeze and Concat nodes), kBatchDim standing for the batch.
   std::map<std::string, std::vector<int64_t>> shape_values;
+  // The nodes that read each tensor (null: a graph output), for handlers that look ahead.
+  std::map<std::string, std::vector<const onnx::NodeProto*>> readers;
+  // Sigmoid outputs whose only reader is a Mul of the sigmoid's own input: PyTorch 1.13
+  // exports SiLU as Mul(x, Sigmoid(x)), which becomes one silu layer at the Mul.
+  std::map<std::string, Activation> pending_sigmoids;  // output -> the sigmoid's input
 };
 inline constexpr int64_t kBatchDim = -(int64_t{1} << 62);
 
@@ -101,6 +106,14 @@ class NodeContext {
   // Input `slot` as a shape value, or an int64 constant's values; null when it is neither.
   const std::vector<int64_t>* shape_value(int slot) const;
   void produce_shape_value(std::vector<int64_t> values);  // output 0 is that shape value
+  // The input of the pending sigmoid (ImportState::pending_sigmoids) input `slot` names,
+  // or null.
+  const Activation* pending_sigmoid(int slot) const;
+  void take_pending_sigmoid(int slot);
+  // Output 0 waits, unmade, as a pending sigmoid of `input`.
+  void defer_sigmoid(const Activation& input);
+  // The nodes that read tensor `name` (null: a graph output).
+  const std::vector<const onnx::NodeProto*>& readers(const std::string& name) const;
 
  private:
   const onnx::AttributeProto* attribute(const char* name) const;

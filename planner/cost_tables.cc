@@ -10,15 +10,15 @@ namespace layerplan {
 
 namespace {
 
-// Element-wise layers that take their producer's configuration: a ReLU, batch-norm or
-// dropout whose producer feeds nothing else, when the producer's search node (`head`, the
+// Element-wise layers that take their producer's configuration: a ReLU, other activation,
+// batch-norm or dropout whose producer feeds nothing else, when the producer's search node (`head`, the
 // first layer of its chain) can split every dimension the element-wise layer could. This
 // is a restriction of the space (docs/planner.md): it removes re-partitioning between a
 // layer and its activation, which no plan of the zoo models gains from at 4-16 GPUs. Every
 // baseline satisfies it, so the layer-wise optimum is never worse than a baseline.
 bool joins_producer(const ModelGraph& graph, const Layer& layer, const Layer& head) {
-  const bool elementwise =
-      layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kBatchNorm || layer.kind == LayerKind::kDropout;
+  const bool elementwise = layer.kind == LayerKind::kRelu || layer.kind == LayerKind::kBatchNorm ||
+                           layer.kind == LayerKind::kDropout || layer.kind == LayerKind::kActivation;
   if (!elementwise || layer.inputs.size() != 1) return false;
   const Layer& producer = graph.layer(layer.inputs[0]);
   if (producer.kind == LayerKind::kInput || graph.consumers(producer.id).size() != 1) return false;
@@ -33,6 +33,7 @@ bool joins_producer(const ModelGraph& graph, const Layer& layer, const Layer& he
 // and the shapes it reads and writes. Layers with equal signatures have equal cost tables.
 std::string layer_signature(const ModelGraph& graph, const Layer& l) {
   std::string key(kind_name(l.kind));
+  if (l.kind == LayerKind::kActivation) key += ":" + std::string(activation_name(l.activation));
   const Window& w = l.window;
   for (int v : {w.kernel_h, w.kernel_w, w.stride_h, w.stride_w, w.pad_h, w.pad_w, int{l.has_bias}}) {
     key += "," + std::to_string(v);

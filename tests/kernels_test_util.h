@@ -162,6 +162,14 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
         r.loss += lt.loss;
         break;
       }
+      case LayerKind::kActivation:
+        y = kernels.activation_forward(l, input_of(t, 0), b);
+        break;
+      case LayerKind::kMul: {
+        const Tensor x = input_of(t, 0), scale = input_of(t, 1);
+        y = kernels.mul_forward(l, {&x, &scale}, b);
+        break;
+      }
       case LayerKind::kInput:
         throw std::logic_error("input layers have no kernel");
     }
@@ -227,6 +235,14 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
       case LayerKind::kSoftmaxCrossEntropy:
         dx.push_back(kernels.softmax_cross_entropy_backward(l, outputs[static_cast<size_t>(t)], labels_of(b)));
         break;
+      case LayerKind::kActivation:
+        dx.push_back(kernels.activation_backward(l, input_of(t, 0), dy));
+        break;
+      case LayerKind::kMul: {
+        const Tensor x = input_of(t, 0), scale = input_of(t, 1);
+        dx = kernels.mul_backward(l, {&x, &scale}, dy);
+        break;
+      }
       case LayerKind::kInput:
         break;
     }

@@ -41,6 +41,14 @@ ModelGraph tile_model() {
   const int fc = g.fully_connected("fc", flat, 6);
   g.concat("concat", {conv, relu, pool});
   g.add("add", {conv, relu});
+  g.activation("relu6", in, ActivationKind::kClip, 0.0, 6.0);
+  g.activation("sigmoid", in, ActivationKind::kSigmoid);
+  g.activation("silu", in, ActivationKind::kSilu);
+  g.activation("hardsigmoid", in, ActivationKind::kHardSigmoid, kHardSigmoidAlpha, kHardSigmoidBeta);
+  g.activation("hardswish", in, ActivationKind::kHardSwish);
+  g.mul("mul", conv, relu);
+  // Squeeze-and-excitation's scale: a tile that splits h or w sums part of its gradient.
+  g.mul("mul_broadcast", conv, g.global_avg_pool("scale", conv));
   g.softmax_cross_entropy("loss", fc);
   // ceil_mode: the last window of the border tile reads past the input (6x6, not 5x5).
   Window ceil = Window::square(3, 2);

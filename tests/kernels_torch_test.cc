@@ -77,9 +77,22 @@ ModelGraph graph_of(const json& c) {
   else if (kind == "relu")
     g.relu("layer", x);
   else if (kind == "batch_norm")
-    g.batch_norm("layer", x);
+    g.batch_norm("layer", x, c.value("epsilon", kDefaultBatchNormEpsilon),
+                 c.value("momentum", kDefaultBatchNormMomentum));
   else if (kind == "dropout")
-    g.dropout("layer", x);
+    g.dropout("layer", x, c.value("ratio", kDefaultDropoutRatio));
+  else if (kind == "clip")
+    g.activation("layer", x, ActivationKind::kClip, c.at("min"), c.at("max"));
+  else if (kind == "sigmoid")
+    g.activation("layer", x, ActivationKind::kSigmoid);
+  else if (kind == "silu")
+    g.activation("layer", x, ActivationKind::kSilu);
+  else if (kind == "hardsigmoid")
+    g.activation("layer", x, ActivationKind::kHardSigmoid, kHardSigmoidAlpha, kHardSigmoidBeta);
+  else if (kind == "hardswish")
+    g.activation("layer", x, ActivationKind::kHardSwish);
+  else if (kind == "mul")
+    g.mul("layer", ins[0], ins[1]);
   else if (kind == "flatten")
     g.flatten("layer", x);
   else if (kind == "concat")
@@ -123,7 +136,7 @@ class TorchCases : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TorchCases, EveryKindMatchesPyTorch) {
   auto kernels = make_kernels(GetParam(), 1);
-  ASSERT_GE(cases().size(), 26u);
+  ASSERT_GE(cases().size(), 36u);
   for (const json& c : cases()) {
     SCOPED_TRACE(c.at("name").get<std::string>() + " on " + GetParam());
     const ModelGraph g = graph_of(c);
@@ -152,7 +165,7 @@ TEST_P(TorchCases, EveryKindMatchesPyTorch) {
       const LayerRef l(g, id);
       const Box whole = Box::whole(l.layer.output);
       LayerParams p = d.params;
-      update_running_stats(kernels->batch_norm_statistics(l, d.inputs[0], whole), 0.1, &p);
+      update_running_stats(kernels->batch_norm_statistics(l, d.inputs[0], whole), l.layer.momentum, &p);
       EXPECT_LE(relative_error(p.running_mean, floats(c["new_running_mean"])), kTolerance);
       EXPECT_LE(relative_error(p.running_var, floats(c["new_running_var"])), kTolerance);
     }

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "common/error.h"
 #include "model/layer_math.h"
 #include "model/model_file.h"
@@ -29,6 +31,12 @@ void expect_same_graph(const ModelGraph& a, const ModelGraph& b) {
     EXPECT_EQ(x.window.kernel_w, y.window.kernel_w) << x.name;
     EXPECT_EQ(x.window.stride_h, y.window.stride_h) << x.name;
     EXPECT_EQ(x.window.pad_w, y.window.pad_w) << x.name;
+    EXPECT_EQ(x.activation, y.activation) << x.name;
+    EXPECT_EQ(x.alpha, y.alpha) << x.name;
+    EXPECT_EQ(x.beta, y.beta) << x.name;
+    EXPECT_EQ(x.epsilon, y.epsilon) << x.name;
+    EXPECT_EQ(x.momentum, y.momentum) << x.name;
+    EXPECT_EQ(x.dropout_ratio, y.dropout_ratio) << x.name;
   }
 }
 
@@ -99,6 +107,54 @@ TEST(ModelFileTest, PoolingModesAreFieldsOfThePools) {
   }
 }
 
+// MobileNet v3's pieces: every activation, a squeeze-and-excitation block (global pool,
+// two 1x1 convolutions, hard sigmoid, mul by the block's input), batch norm and dropout
+// with PyTorch's other settings.
+TEST(ModelFileTest, ActivationsMulAndLayerSettingsRoundTrip) {
+  const std::string text = R"({
+    "format": "layerplan-model", "version": 1, "name": "se",
+    "input": {"channels": 3, "height": 16, "width": 16},
+    "layers": [
+      {"name": "conv", "kind": "conv2d", "out_channels": 8, "kernel": 3, "padding": 1, "bias": false},
+      {"name": "bn", "kind": "batch_norm", "epsilon": 0.001, "momentum": 0.01},
+      {"name": "hs", "kind": "hardswish"},
+      {"name": "squeeze", "kind": "global_avg_pool"},
+      {"name": "fc1", "kind": "conv2d", "out_channels": 4, "kernel": 1},
+      {"name": "r6", "kind": "relu6"},
+      {"name": "fc2", "kind": "conv2d", "out_channels": 8, "kernel": 1},
+      {"name": "gate", "kind": "hardsigmoid"},
+      {"name": "scaled", "kind": "mul", "inputs": ["hs", "gate"]},
+      {"name": "clip", "kind": "clip", "max": 2.5},
+      {"name": "sig", "kind": "sigmoid"},
+      {"name": "silu", "kind": "silu"},
+      {"name": "hsig", "kind": "hardsigmoid", "alpha": 0.2, "beta": 0.4},
+      {"name": "same", "kind": "mul", "inputs": ["silu", "hsig"]},
+      {"name": "pool", "kind": "global_avg_pool"},
+      {"name": "drop", "kind": "dropout", "ratio": 0.2},
+      {"name": "flat", "kind": "flatten"},
+      {"name": "fc", "kind": "fully_connected", "out_features": 10},
+      {"name": "loss", "kind": "softmax_cross_entropy"}
+    ]})";
+  const ModelGraph g = model_from_json(text, 2, "se.json");
+  EXPECT_EQ(g.layer(2).epsilon, 0.001);
+  EXPECT_EQ(g.layer(2).momentum, 0.01);
+  EXPECT_EQ(g.layer(6).activation, ActivationKind::kClip);
+  EXPECT_EQ(g.layer(6).alpha, 0.0);
+  EXPECT_EQ(g.layer(6).beta, 6.0);
+  EXPECT_EQ(g.layer(8).activation, ActivationKind::kHardSigmoid);
+  EXPECT_EQ(g.layer(8).alpha, kHardSigmoidAlpha);
+  EXPECT_EQ(g.layer(9).kind, LayerKind::kMul);
+  EXPECT_EQ(g.input_shape(g.layer(9), 1), (Shape{{2, 8, 1, 1}}));
+  EXPECT_EQ(g.layer(10).alpha, -std::numeric_limits<float>::max());  // no min: unbounded below
+  EXPECT_EQ(g.layer(13).beta, 0.4);
+  EXPECT_EQ(g.layer(16).dropout_ratio, 0.2);
+  const ModelGraph back = model_from_json(model_to_json(g), 2, "back.json");
+  expect_same_graph(g, back);
+  // Defaults are PyTorch's and stay out of the file.
+  EXPECT_EQ(build_zoo_model("resnet50", 2).layer(2).epsilon, 1e-5);
+  EXPECT_EQ(model_to_json(build_zoo_model("alexnet", 2)).find("ratio"), std::string::npos);
+}
+
 std::string error_of(const std::string& layers, const std::string& head = "") {
   const std::string text = R"({"format": "layerplan-model", "version": 1, "name": "m", )" + head +
                            R"("input": {"channels": 1, "height": 8, "width": 8}, "layers": [)" + layers + "]}";
@@ -113,7 +169,8 @@ std::string error_of(const std::string& layers, const std::string& head = "") {
 TEST(ModelFileTest, MistakesNameTheLayerAndField) {
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv3d"})"),
             "m.json: layers[0] 'a': unknown kind 'conv3d': expected conv2d, max_pool, avg_pool, global_avg_pool, "
-            "fully_connected, relu, batch_norm, dropout, flatten, concat, add or softmax_cross_entropy");
+            "fully_connected, relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, "
+            "sigmoid, silu, hardsigmoid, hardswish or mul");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "kernel": 3})"), "m.json: layers[0] 'a': missing out_channels");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "out_channels": "8"})"),
             "m.json: layers[0] 'a': out_channels \"8\": expected an integer from 1 to 1073741824");
@@ -138,6 +195,23 @@ TEST(ModelFileTest, MistakesNameTheLayerAndField) {
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "add", "inputs": ["input"]})"),
             "m.json: layers[0] 'a': add a needs two inputs");
   EXPECT_EQ(error_of("", R"("colour": "red", )"), "m.json: unknown field 'colour'");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "clip"})"), "m.json: layers[0] 'a': a clip layer needs min, max or both");
+  EXPECT_THAT(error_of(R"({"name": "a", "kind": "clip", "min": 6, "max": 0})"),
+              HasSubstr("m.json: layers[0] 'a': layer a: clip min 6 above max 0"));
+  EXPECT_THAT(error_of(R"({"name": "a", "kind": "batch_norm", "epsilon": 0})"),
+              HasSubstr("m.json: layers[0] 'a': layer a: epsilon 0: expected a positive number up to 1"));
+  EXPECT_THAT(error_of(R"({"name": "a", "kind": "batch_norm", "momentum": 1.5})"),
+              HasSubstr("layer a: momentum 1.5: expected 0 to 1"));
+  EXPECT_THAT(error_of(R"({"name": "a", "kind": "dropout", "ratio": 1})"),
+              HasSubstr("layer a: ratio 1: expected 0 to less than 1"));
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "dropout", "ratio": "half"})"),
+            "m.json: layers[0] 'a': ratio \"half\": expected a number");
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "mul"})"), "m.json: layers[0] 'a': mul takes two inputs, [input, scale]");
+  EXPECT_THAT(error_of(R"({"name": "p", "kind": "max_pool", "kernel": [8, 1]}, )"
+                       R"({"name": "a", "kind": "mul", "inputs": ["input", "p"]})"),
+              HasSubstr("mul a: input p is 2x1x1x8, expected 2x1x8x8 or 2x1x1x1"));
+  EXPECT_EQ(error_of(R"({"name": "a", "kind": "sigmoid", "alpha": 1})"),
+            "m.json: layers[0] 'a': unknown field 'alpha' for a sigmoid layer");
   EXPECT_EQ(error_of(""), "m.json: layers must be a non-empty array");
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,53 @@ TEST(OnnxImport, EverySupportedOperatorBecomesItsLayer) {
   EXPECT_EQ(g.layer(17).output, (Shape{{8, 6, 1, 1}}));
   EXPECT_EQ(g.layer(19).inputs, (std::vector<int>{18}));  // through the Identity
   EXPECT_EQ(g.layer(20).name, "loss");                    // logits out: the loss is added
+}
+
+// Activations by their function's name.
+std::string kinds_and_activations(const ModelGraph& g) {
+  std::string out;
+  for (const Layer& l : g.layers()) {
+    const std::string_view kind = l.kind == LayerKind::kActivation ? activation_name(l.activation) : kind_name(l.kind);
+    out += std::string(out.empty() ? "" : " ") + std::string(kind);
+  }
+  return out;
+}
+
+TEST(OnnxImport, MobileNetOperatorsBecomeActivationAndMulLayers) {
+  const ModelGraph g = read_onnx("mobilenet.onnx", 2);
+  EXPECT_EQ(kinds_and_activations(g),
+            "input conv2d batch_norm hardswish global_avg_pool conv2d relu conv2d hardsigmoid mul clip conv2d silu "
+            "sigmoid mul clip global_avg_pool flatten dropout fully_connected softmax_cross_entropy");
+  // Batch norm's attributes as PyTorch set them (ONNX's momentum 0.99 is PyTorch's 0.01).
+  EXPECT_EQ(g.layer(2).epsilon, 1e-3);
+  EXPECT_EQ(g.layer(2).momentum, 0.01);
+  // PyTorch's Hardsigmoid: alpha 1/6 exactly, beta 1/2.
+  EXPECT_EQ(g.layer(8).alpha, kHardSigmoidAlpha);
+  EXPECT_EQ(g.layer(8).beta, 0.5);
+  // The squeeze-and-excitation Mul: the block's output times the (N, C, 1, 1) scale, whichever
+  // order the file has them in.
+  EXPECT_EQ(g.layer(9).inputs, (std::vector<int>{3, 8}));
+  EXPECT_EQ(g.input_shape(g.layer(9), 1), (Shape{{2, 8, 1, 1}}));
+  // ReLU6 is Clip(0, 6) from Constant nodes.
+  EXPECT_EQ(g.layer(10).alpha, 0.0);
+  EXPECT_EQ(g.layer(10).beta, 6.0);
+  // Mul(y, Sigmoid(y)) is one SiLU layer named after the Mul; a Sigmoid multiplying
+  // something else stays a sigmoid and a mul.
+  EXPECT_EQ(g.layer(12).name, "/silu/Mul");
+  EXPECT_EQ(g.layer(12).inputs, (std::vector<int>{11}));
+  EXPECT_EQ(g.layer(13).inputs, (std::vector<int>{11}));
+  EXPECT_EQ(g.layer(14).inputs, (std::vector<int>{12, 13}));
+  // A Clip with only a max is unbounded below.
+  EXPECT_EQ(g.layer(15).alpha, -std::numeric_limits<float>::max());
+  EXPECT_EQ(g.layer(15).beta, 2.5);
+  EXPECT_EQ(g.layer(18).dropout_ratio, 0.2);
+  // The other files keep PyTorch's defaults.
+  const ModelGraph tiny = read_onnx("tiny.onnx", 2);
+  EXPECT_EQ(tiny.layer(2).epsilon, 1e-5);
+  EXPECT_EQ(tiny.layer(2).momentum, 0.1);
+  EXPECT_EQ(tiny.layer(16).dropout_ratio, 0.5);
+  // It plans, and its model file reads back as the same layers.
+  EXPECT_EQ(kinds_and_activations(model_from_json(model_to_json(g), 2, "back.json")), kinds_and_activations(g));
 }
 
 TEST(OnnxImport, ASoftmaxOutputIsTheLossAndOpset17Reads) {
@@ -271,8 +319,11 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bad_group.onnx",
                 "node 0 '/conv/Conv' (Conv): group 2: expected a divisor of the input channels (3) and of the "
                 "filters (4)"},
-        Refusal{"bad_sigmoid.onnx", "node 0 '/sigmoid/Sigmoid' (Sigmoid): operator Sigmoid is not supported"},
-        Refusal{"bad_mul.onnx", "node 0 '/mul/Mul' (Mul): operator Mul is not supported"},
+        Refusal{"bad_tanh.onnx", "node 0 '/tanh/Tanh' (Tanh): operator Tanh is not supported"},
+        Refusal{"bad_mul_shape.onnx",
+                "node 1 '/mul/Mul' (Mul): mul /mul/Mul: input /maxpool/MaxPool is 8x3x1x8, expected 8x3x8x8 or "
+                "8x3x1x1"},
+        Refusal{"bad_clip_computed.onnx", "node 1 '/clip/Clip' (Clip): input 1 '/relu/Relu_output_0' is computed"},
         Refusal{"bad_asymmetric_pads.onnx", "node 0 '/conv/Conv' (Conv): asymmetric pads"},
         Refusal{"bad_dilation.onnx", "(Conv): dilations other than 1"},
         Refusal{"bad_gemm_alpha.onnx", "node 1 '/gemm/Gemm' (Gemm): alpha 0.5, beta 1: expected 1 and 1"},
@@ -311,8 +362,8 @@ TEST(OnnxImport, ResolveModelFindsOnnxFilesByPathAndInTheModelPath) {
   const std::string dir = std::string(LAYERPLAN_SOURCE_DIR) + "/tests/onnx_data";
   EXPECT_EQ(resolve_model("tiny", {dir}, 2).name(), "tiny.onnx");       // DIR/tiny.onnx
   EXPECT_EQ(resolve_model("tiny.onnx", {dir}, 2).name(), "tiny.onnx");  // DIR/tiny.onnx
-  EXPECT_THAT([&] { resolve_model("bad_sigmoid", {dir}, 2); },
-              ::testing::ThrowsMessage<UsageError>(HasSubstr("operator Sigmoid is not supported")));
+  EXPECT_THAT([&] { resolve_model("bad_tanh", {dir}, 2); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("operator Tanh is not supported")));
 }
 
 // The command line: plan, export and train with an ONNX file; a bad one is one line on
@@ -436,7 +487,7 @@ TEST(OnnxCommands, AReorderingReshapeOrAnLstmIsOneLineExitTwo) {
 
 TEST(OnnxCommands, BadFileIsOneLineExitTwoAndNothingWritten) {
   ScratchDir dir;
-  for (const std::string name : {"bad_cycle.onnx", "bad_sigmoid.onnx", "bad_opset12.onnx"}) {
+  for (const std::string name : {"bad_cycle.onnx", "bad_tanh.onnx", "bad_opset12.onnx"}) {
     const std::string plan = (dir.path() / "plan.json").string();
     const testing_cli::Outcome r =
         testing_cli::run({"plan", "--model", onnx_path(name), "--batch", "4", "--gpus", "1", "--json", plan});

@@ -301,7 +301,7 @@ void Executor::forward_batch_norm(int id) {
     const ComputeTimer timer(*this, id, tile.device, kForwardPass);
     unflatten_stats(reduced[t], &tile.stats);
     tile.output = kernels_.batch_norm_forward(l, tile.params, *tile.input[0], tile.stats, tile.box);
-    update_running_stats(tile.stats, options_.batch_norm_momentum, &tile.params);
+    update_running_stats(tile.stats, l.layer.momentum, &tile.params);
   }
 }
 
@@ -351,6 +351,12 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
             layer.kind == LayerKind::kConcat ? kernels_.concat_forward(l, ins, b) : kernels_.add_forward(l, ins, b);
         break;
       }
+      case LayerKind::kActivation:
+        tile.output = kernels_.activation_forward(l, x, b);
+        break;
+      case LayerKind::kMul:
+        tile.output = kernels_.mul_forward(l, {tile.input.begin(), tile.input.end()}, b);
+        break;
       case LayerKind::kSoftmaxCrossEntropy: {
         LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, labels_of(labels, b), b);
         tile.output = std::move(lt.probabilities);
@@ -508,6 +514,12 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
         break;
       case LayerKind::kSoftmaxCrossEntropy:
         g.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
+        break;
+      case LayerKind::kActivation:
+        g.push_back(kernels_.activation_backward(l, x, dy));
+        break;
+      case LayerKind::kMul:  // a broadcast scale's partial gradients sum at its owner (send_back)
+        g = kernels_.mul_backward(l, {tile.input.begin(), tile.input.end()}, dy);
         break;
       case LayerKind::kBatchNorm:
       case LayerKind::kInput:

@@ -37,7 +37,6 @@ struct ExecutorOptions {
   uint64_t weight_seed = 1;   // initial_params seed: equal seeds give equal weights for every plan
   uint64_t dropout_seed = 7;  // mixed with the step and layer id for each dropout layer
   SgdOptions sgd;
-  double batch_norm_momentum = 0.1;  // running statistics, as PyTorch
   // Time every tile's computation (compute_seconds()); for `layerplan predict`.
   bool time_compute = false;
   // Weight gradients are all-reduced in buckets of about this size (gradient_buckets.h);

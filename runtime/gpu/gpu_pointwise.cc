@@ -16,7 +16,7 @@ Tensor dropout_on(gpu::GpuContext& ctx, const LayerRef& l, const Tensor& x, uint
   ctx.arena().reset();
   const float* ux = ctx.upload(x);
   float* y = ctx.arena().allocate_n<float>(static_cast<size_t>(x.size()));
-  gpu::dropout(ux, y, gpu::extents(x.box()), origin_of(x.box()), whole_of(l.layer.output), seed, kDropoutProbability,
+  gpu::dropout(ux, y, gpu::extents(x.box()), origin_of(x.box()), whole_of(l.layer.output), seed, l.layer.dropout_ratio,
                ctx.stream());
   return ctx.download(y, x.box());
 }

@@ -42,11 +42,11 @@ void BatchNormGradStats::add(const BatchNormGradStats& other) {
   }
 }
 
-bool dropout_keeps(uint64_t seed, int64_t index) {
+bool dropout_keeps(uint64_t seed, int64_t index, double probability) {
   const uint64_t bits = mix(mix(seed + 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(index));
   // The top 24 bits as a uniform in [0, 1): exact in float, which the Python generator mirrors.
   const double u = static_cast<double>(bits >> 40) / 16777216.0;
-  return u >= kDropoutProbability;
+  return u >= probability;
 }
 
 void update_running_stats(const BatchNormStats& global, double momentum, LayerParams* params) {

@@ -57,11 +57,13 @@ struct LossTile {
   double loss = 0;
 };
 
-// Every zoo dropout is torchvision's nn.Dropout(p=0.5).
-inline constexpr double kDropoutProbability = 0.5;
-// Whether dropout keeps the element at NCHW linear index `index` of the whole tensor:
-// a hash of (seed, index), so every plan drops the same elements.
-bool dropout_keeps(uint64_t seed, int64_t index);
+// Every zoo dropout is torchvision's nn.Dropout(p=0.5); model files may set another
+// (Layer::dropout_ratio).
+inline constexpr double kDropoutProbability = kDefaultDropoutRatio;
+// Whether dropout with drop probability `probability` keeps the element at NCHW linear
+// index `index` of the whole tensor: a hash of (seed, index), so every plan drops the
+// same elements.
+bool dropout_keeps(uint64_t seed, int64_t index, double probability = kDropoutProbability);
 
 // Running statistics update as PyTorch's training mode does it: momentum-weighted, with
 // the unbiased variance of the reduced (global) statistics.

@@ -171,4 +171,25 @@ Tensor Kernels::softmax_cross_entropy_backward(const LayerRef& l, const Tensor& 
   return do_softmax_cross_entropy_backward(l, probabilities, labels);
 }
 
+Tensor Kernels::activation_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kActivation, out_box);
+  return do_activation_forward(l, *input_tile(l, 0, input, out_box), out_box);
+}
+
+Tensor Kernels::activation_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kActivation, grad_output.box());
+  return do_activation_backward(l, *input_tile(l, 0, input, grad_output.box()), grad_output);
+}
+
+Tensor Kernels::mul_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box) {
+  check_tile(l, LayerKind::kMul, out_box);
+  return do_mul_forward(l, *InputTiles(l, inputs, out_box), out_box);
+}
+
+std::vector<Tensor> Kernels::mul_backward(const LayerRef& l, const std::vector<const Tensor*>& inputs,
+                                          const Tensor& grad_output) {
+  check_tile(l, LayerKind::kMul, grad_output.box());
+  return do_mul_backward(l, *InputTiles(l, inputs, grad_output.box()), grad_output);
+}
+
 }  // namespace layerplan

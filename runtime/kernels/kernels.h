@@ -80,7 +80,7 @@ class Kernels {
                              const Tensor& grad_output, const BatchNormStats& global,
                              const BatchNormGradStats& global_grad);
 
-  // dropout with p = kDropoutProbability; kept elements scale by 1/(1-p).
+  // dropout with p = the layer's dropout_ratio; kept elements scale by 1/(1-p).
   Tensor dropout_forward(const LayerRef& l, const Tensor& input, const Box& out_box, uint64_t seed);
   Tensor dropout_backward(const LayerRef& l, const Tensor& grad_output, uint64_t seed);
 
@@ -103,6 +103,20 @@ class Kernels {
   // Gradient of the global mean loss: (p - onehot(label)) / global batch.
   Tensor softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
                                         const std::vector<int64_t>& labels);
+
+  // activation (clip, sigmoid, silu, hardsigmoid, hardswish: layer.activation), element
+  // by element; the backward uses the saved input, with PyTorch's gradient at the kinks
+  // (runtime/kernels/activation_math.h).
+  Tensor activation_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor activation_backward(const LayerRef& l, const Tensor& input, const Tensor& grad_output);
+
+  // mul: inputs[0] * inputs[1], where inputs[1] has the tile's box or is a (n, c, 1, 1)
+  // scale read over (tile's n, tile's c, [0,1), [0,1)) and broadcast over h and w. The
+  // backward returns {d input, d scale}; a broadcast scale's gradient sums over the tile's
+  // h and w, so a tile that splits h or w returns a partial one (summed by the caller).
+  Tensor mul_forward(const LayerRef& l, const std::vector<const Tensor*>& inputs, const Box& out_box);
+  std::vector<Tensor> mul_backward(const LayerRef& l, const std::vector<const Tensor*>& inputs,
+                                   const Tensor& grad_output);
 
  protected:
   // What a backend implements, each called by the public function of the same name
@@ -156,6 +170,11 @@ class Kernels {
                                                     const std::vector<int64_t>& labels, const Box& out_box) = 0;
   virtual Tensor do_softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
                                                    const std::vector<int64_t>& labels) = 0;
+  virtual Tensor do_activation_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_activation_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) = 0;
+  virtual Tensor do_mul_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) = 0;
+  virtual std::vector<Tensor> do_mul_backward(const LayerRef& l, const std::vector<const Tensor*>& xs,
+                                              const Tensor& grad_output) = 0;
 };
 
 // The backends that run kernels: oneDNN 2.6 (the fast one) or the plain loops (the

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <new>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -577,6 +578,65 @@ LossTile OnednnKernels::do_softmax_cross_entropy_forward(const LayerRef& l, cons
   }
   out.loss /= static_cast<double>(l.layer.output.n());
   return out;
+}
+
+namespace {
+
+// The oneDNN 2.6 eltwise algorithm of an activation, where one computes PyTorch's function
+// (and, for the backward, its gradient at the kinks); nullopt: the reference loop runs it.
+// clip_v2 (not clip) has PyTorch's hardtanh gradient, 0 at exactly min and max. 2.6 has
+// no hardsigmoid, and its hardswish gradient is 0 at x = -3, where PyTorch's is -dy/2.
+struct Eltwise {
+  algorithm alg;
+  float alpha = 0, beta = 0;
+};
+
+std::optional<Eltwise> eltwise_of(const Layer& layer, bool backward) {
+  switch (layer.activation) {
+    case ActivationKind::kClip:
+      return Eltwise{algorithm::eltwise_clip_v2, static_cast<float>(layer.alpha), static_cast<float>(layer.beta)};
+    case ActivationKind::kSigmoid:
+      return Eltwise{algorithm::eltwise_logistic};
+    case ActivationKind::kSilu:
+      return Eltwise{algorithm::eltwise_swish, 1.0f};
+    case ActivationKind::kHardSwish:
+      if (backward) return std::nullopt;
+      return Eltwise{algorithm::eltwise_hardswish};
+    case ActivationKind::kHardSigmoid:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+dnnl::eltwise_forward::primitive_desc eltwise_pd(const dnnl::engine& eng, const Eltwise& e, const memory::desc& md) {
+  return dnnl::eltwise_forward::primitive_desc(
+      dnnl::eltwise_forward::desc(prop_kind::forward_training, e.alg, md, e.alpha, e.beta), eng);
+}
+
+}  // namespace
+
+Tensor OnednnKernels::do_activation_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
+  const std::optional<Eltwise> e = eltwise_of(l.layer, false);
+  if (!e) return ReferenceKernels::do_activation_forward(l, x, out_box);
+  const memory::desc md = plain(dims_of(out_box));
+  Tensor y(out_box, Tensor::kUninitialized);
+  dnnl_->run(dnnl::eltwise_forward(eltwise_pd(dnnl_->engine, *e, md)),
+             {{DNNL_ARG_SRC, dnnl_->wrap(md, x.data())}, {DNNL_ARG_DST, dnnl_->wrap(md, y.data())}});
+  return y;
+}
+
+Tensor OnednnKernels::do_activation_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) {
+  const std::optional<Eltwise> e = eltwise_of(l.layer, true);
+  if (!e) return ReferenceKernels::do_activation_backward(l, x, grad_output);
+  const Box& box = grad_output.box();
+  const memory::desc md = plain(dims_of(box));
+  const dnnl::eltwise_backward::primitive_desc bwd(dnnl::eltwise_backward::desc(e->alg, md, md, e->alpha, e->beta),
+                                                   dnnl_->engine, eltwise_pd(dnnl_->engine, *e, md));
+  Tensor dx(box, Tensor::kUninitialized);
+  dnnl_->run(dnnl::eltwise_backward(bwd), {{DNNL_ARG_SRC, dnnl_->wrap(md, x.data())},
+                                           {DNNL_ARG_DIFF_DST, dnnl_->wrap(md, grad_output.data())},
+                                           {DNNL_ARG_DIFF_SRC, dnnl_->wrap(md, dx.data())}});
+  return dx;
 }
 
 }  // namespace layerplan

@@ -6,6 +6,8 @@
 // batch_norm_loops.h; dropout, flatten, concat, add and the loss's backward run the
 // reference loops it inherits (docs/kernels.md). A tile's padding is passed to oneDNN per
 // side (padding_l/padding_r): nonzero only where the tile touches the true border.
+// Activations run oneDNN's eltwise where 2.6 has PyTorch's function (onednn_kernels.cc,
+// eltwise_of), else the reference loops, as mul does.
 #include <memory>
 
 #include "runtime/kernels/reference_kernels.h"
@@ -48,6 +50,8 @@ class OnednnKernels : public ReferenceKernels {
                                 const BatchNormGradStats& global_grad) override;
   LossTile do_softmax_cross_entropy_forward(const LayerRef& l, const Tensor& x, const std::vector<int64_t>& labels,
                                             const Box& out_box) override;
+  Tensor do_activation_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_activation_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) override;
 
  private:
   // Convolution of a tile that holds whole groups (`groups` of them, 1 when the layer is

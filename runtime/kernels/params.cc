@@ -37,6 +37,7 @@ LayerParams zero_params(const ModelGraph& graph, const Layer& layer, Interval ch
   p.row = layout.row;
   const auto rows = static_cast<size_t>(channels.size());
   if (layer.kind == LayerKind::kBatchNorm) {
+    p.eps = layer.epsilon;
     p.running_mean.assign(rows, 0.0f);
     p.running_var.assign(rows, 1.0f);
   }

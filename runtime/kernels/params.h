@@ -22,9 +22,9 @@ struct LayerParams {
   std::vector<float> bias;          // empty when the layer has no bias
   std::vector<float> running_mean;  // batch norm only
   std::vector<float> running_var;   // batch norm only
-  // Batch norm's epsilon: PyTorch's default; torchvision's Inception-v3 uses 1e-3, which
-  // the executor sets from the model.
-  double eps = 1e-5;
+  // Batch norm's epsilon: zero_params sets the layer's (Layer::epsilon: the model file's,
+  // PyTorch's 1e-5 by default).
+  double eps = kDefaultBatchNormEpsilon;
 };
 
 // Whether the layer kind has parameters (conv2d, fully_connected, batch_norm).

@@ -2,7 +2,7 @@
 // Kernels as plain loops over global coordinates: the specification every other backend
 // is tested against. Accumulates sums in double. Single-threaded and slow.
 // reference_windowed.cc has the layers with a window or a weight matrix,
-// reference_pointwise.cc the rest.
+// reference_activation.cc activation and mul, reference_pointwise.cc the rest.
 #include "runtime/kernels/kernels.h"
 
 namespace layerplan {
@@ -46,6 +46,11 @@ class ReferenceKernels : public Kernels {
                                             const Box& out_box) override;
   Tensor do_softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
                                            const std::vector<int64_t>& labels) override;
+  Tensor do_activation_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_activation_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) override;
+  Tensor do_mul_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) override;
+  std::vector<Tensor> do_mul_backward(const LayerRef& l, const std::vector<const Tensor*>& xs,
+                                      const Tensor& grad_output) override;
 };
 
 }  // namespace layerplan

@@ -96,10 +96,11 @@ Tensor ReferenceKernels::do_batch_norm_backward(const LayerRef& /*l*/, const Lay
 Tensor ReferenceKernels::do_dropout_forward(const LayerRef& l, const Tensor& x, const Box& out_box, uint64_t seed) {
   Tensor y = x;
   const Shape& s = l.layer.output;
-  const double scale = 1.0 / (1.0 - kDropoutProbability);
+  const double p = l.layer.dropout_ratio;
+  const double scale = 1.0 / (1.0 - p);
   for_each_element(out_box, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
     float& v = y.at(n, c, h, w);
-    v = dropout_keeps(seed, global_index(s, n, c, h, w)) ? static_cast<float>(v * scale) : 0.0f;
+    v = dropout_keeps(seed, global_index(s, n, c, h, w), p) ? static_cast<float>(v * scale) : 0.0f;
   });
   return y;
 }

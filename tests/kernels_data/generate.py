@@ -24,10 +24,10 @@ def mix(z):
     return z ^ (z >> 31)
 
 
-def dropout_keeps(seed, index):
-    """Mirror of layerplan::dropout_keeps (runtime/kernels/kernels.cc)."""
+def dropout_keeps(seed, index, p=0.5):
+    """Mirror of layerplan::dropout_keeps (runtime/kernels/kernel_types.cc)."""
     bits = mix(mix((seed + 0x9E3779B97F4A7C15) & M64) ^ index)
-    return (bits >> 40) / 16777216.0 >= 0.5
+    return (bits >> 40) / 16777216.0 >= p
 
 
 def flat(t):
@@ -109,6 +109,66 @@ def grouped_cases():
                  groups=3),
         windowed(gen, "conv group 2 3x3 pad 1", "conv2d", (2, 4, 5, 5), (3, 3, 1, 1, 1, 1), 6, groups=2),
     ]
+
+
+def with_kinks(x):
+    """x with the points where the activations bend (-3, 0, 3, 6) written in exactly."""
+    x.view(-1)[:5] = torch.tensor([-3.0, 0.0, 3.0, 6.0, -6.0])
+    return x
+
+
+def activation_cases(gen):
+    """The element-wise activations (kinks included), mul, and batch norm and dropout with
+    the epsilon, momentum and ratio a model file sets."""
+    cases = []
+    activations = [
+        ("relu6", "clip", lambda t: F.relu6(t), {"min": 0.0, "max": 6.0}),
+        ("clip -1.5 2", "clip", lambda t: F.hardtanh(t, -1.5, 2.0), {"min": -1.5, "max": 2.0}),
+        ("sigmoid", "sigmoid", torch.sigmoid, {}),
+        ("silu", "silu", F.silu, {}),
+        ("hardsigmoid", "hardsigmoid", F.hardsigmoid, {}),
+        ("hardswish", "hardswish", F.hardswish, {}),
+    ]
+    for name, kind, fn, params in activations:
+        x = with_kinks(rand(gen, 2, 3, 4, 4) * 4).requires_grad_()
+        y = fn(x)
+        dy = rand(gen, *y.shape)
+        y.backward(dy)
+        cases.append(case(name, kind, input_shape=[2, 3, 4, 4], x=x, output=y, grad_output=dy, grad_input=x.grad,
+                          **params))
+
+    for name, scale_shape in (("mul", [2, 3, 4, 4]), ("mul broadcast (SE scale)", [2, 3, 1, 1])):
+        a = rand(gen, 2, 3, 4, 4).requires_grad_()
+        s = rand(gen, *scale_shape).requires_grad_()
+        y = a * s
+        dy = rand(gen, *y.shape)
+        y.backward(dy)
+        cases.append(case(name, "mul", input_shapes=[[2, 3, 4, 4], scale_shape], inputs=[flat(a), flat(s)],
+                          output=y, grad_output=dy, grad_inputs=[flat(a.grad), flat(s.grad)]))
+
+    x = (rand(gen, 3, 4, 3, 5) * 0.05 + 0.5).requires_grad_()  # a small variance, where epsilon shows
+    w = rand(gen, 4).requires_grad_()
+    b = rand(gen, 4).requires_grad_()
+    running_mean = rand(gen, 4)
+    running_var = torch.rand(4, generator=gen) + 0.5
+    rm, rv = running_mean.clone(), running_var.clone()
+    y = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3, eps=1e-2)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("batch norm eps 1e-2 momentum 0.3", "batch_norm", input_shape=[3, 4, 3, 5], epsilon=1e-2,
+                      momentum=0.3, x=x, weight=w, bias_values=b, running_mean=running_mean,
+                      running_var=running_var, output=y, grad_output=dy, grad_input=x.grad, grad_weight=w.grad,
+                      grad_bias=b.grad, new_running_mean=rm, new_running_var=rv))
+
+    seed, ratio = 5, 0.2
+    x = rand(gen, 2, 3, 4, 4).requires_grad_()
+    mask = torch.tensor([1.0 if dropout_keeps(seed, i, ratio) else 0.0 for i in range(x.numel())]).reshape(x.shape)
+    y = x * mask / (1 - ratio)
+    dy = rand(gen, *y.shape)
+    y.backward(dy)
+    cases.append(case("dropout ratio 0.2", "dropout", input_shape=[2, 3, 4, 4], seed=seed, ratio=ratio, x=x,
+                      output=y, grad_output=dy, grad_input=x.grad))
+    return cases
 
 
 def main():
@@ -198,6 +258,8 @@ def main():
     loss.backward()
     cases.append(case("softmax cross entropy", "softmax_cross_entropy", input_shape=[4, 6, 1, 1], x=x,
                       labels=labels, loss=float(loss), probabilities=F.softmax(x, 1), grad_input=x.grad))
+
+    cases += activation_cases(gen)
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_cases.json")
     with open(path, "w") as f:

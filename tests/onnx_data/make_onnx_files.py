@@ -27,6 +27,12 @@ below, so that tests can recompute them.
                       by an [in, out] initializer (an export with constant folding)
   tiny_view.onnx      x.view(x.size(0), -1) as PyTorch exports it: Shape, Gather,
                       Unsqueeze, Concat and Reshape
+  mobilenet.onnx      MobileNet v3's and EfficientNet's operators: HardSwish, a
+                      squeeze-and-excitation block (HardSigmoid scale, Mul), ReLU6 as
+                      Clip(0, 6) with Constant bounds, SiLU as Mul(x, Sigmoid(x)) as
+                      PyTorch 1.13 writes it, a Sigmoid and a Mul that stay apart, a Clip
+                      with only a max, batch norm with eps 1e-3 and momentum 0.01, and
+                      Dropout with ratio 0.2
   resnet50.onnx       torchvision's ResNet-50 graph; its weights are graph inputs with
                       shapes and no values (the file stays small), so it plans but
                       has no initial weights
@@ -150,6 +156,41 @@ def tiny(log_softmax=False, opset=14):
     return g.model(["batch_size", 3, 8, 8], out, ["batch_size", 5], opset=opset)
 
 
+def scalar(g, name, value):
+    """A float scalar from a Constant node, as PyTorch exports Clip's bounds."""
+    return g.node("Constant", [], name, value=helper.make_tensor("v", FLOAT, [], [value]))
+
+
+def mobilenet():
+    g = Graph()
+    x = g.conv("input", "features.0.0", 3, 8, 3, pad=1)
+    path = "/features/features.0/features.0.1/BatchNormalization"
+    inputs = [x] + [g.weight(f"features.0.1.{p}", [8]) for p in ("weight", "bias", "running_mean", "running_var")]
+    x = g.node("BatchNormalization", inputs, path, outputs=3, epsilon=1e-3, momentum=0.99, training_mode=1)
+    block = g.node("HardSwish", [x], "/features/features.0/features.0.2/HardSwish")
+    s = g.node("GlobalAveragePool", [block], "/se/avgpool/GlobalAveragePool")
+    s = g.relu(g.conv(s, "se.fc1", 8, 4, 1, bias=True), "/se/relu")
+    s = g.conv(s, "se.fc2", 4, 8, 1, bias=True)
+    s = g.node("HardSigmoid", [s], "/se/scale_activation/HardSigmoid", alpha=1.0 / 6, beta=0.5)
+    x = g.node("Mul", [s, block], "/se/Mul")  # the scale first: layerplan puts it second
+    lo, hi = scalar(g, "/relu6/Constant", 0.0), scalar(g, "/relu6/Constant_1", 6.0)
+    x = g.node("Clip", [x, lo, hi], "/relu6/Clip")
+    y = g.conv(x, "conv2", 8, 8, 3, pad=1)
+    sig = g.node("Sigmoid", [y], "/silu/Sigmoid")
+    x = g.node("Mul", [y, sig], "/silu/Mul")
+    gate = g.node("Sigmoid", [y], "/gate/Sigmoid")  # multiplies another tensor: its own layer
+    x = g.node("Mul", [x, gate], "/gate/Mul")
+    x = g.node("Clip", [x, "", scalar(g, "/clip/Constant", 2.5)], "/clip/Clip")
+    x = g.node("GlobalAveragePool", [x], "/avgpool/GlobalAveragePool")
+    x = g.node("Flatten", [x], "/Flatten", axis=1)
+    ratio = scalar(g, "/dropout/Constant", 0.2)
+    mode = g.node("Constant", [], "/dropout/Constant_1",
+                  value=helper.make_tensor("t", TensorProto.BOOL, [], [True]))
+    x = g.node("Dropout", [x, ratio, mode], "/dropout/Dropout", outputs=2)
+    x = g.gemm(x, "fc", 8, 5)
+    return g.model(["batch_size", 3, 8, 8], x, ["batch_size", 5])
+
+
 def pads(g, x, name, h, w):
     """Pad with zeros, pads from a Constant node, as PyTorch exports F.pad or a padded avg_pool2d."""
     value = helper.make_tensor("pads", TensorProto.INT64, [8], [0, 0, h, w, 0, 0, h, w])
@@ -257,8 +298,11 @@ def refusals():
                                        ["N", 144], weights=[("w.weight", [4, 2, 3, 3])]), False
     yield "bad_group.onnx", small([("Conv", ["input", "w.weight"], {"group": 2}), flat], ["N", 144],
                                   weights=[("w.weight", [4, 1, 3, 3])]), True
-    yield "bad_sigmoid.onnx", small([("Sigmoid", ["input"], {}), flat], ["N", 192]), True
-    yield "bad_mul.onnx", small([("Mul", ["input", "input"], {}), flat], ["N", 192]), True
+    yield "bad_tanh.onnx", small([("Tanh", ["input"], {}), flat], ["N", 192]), True
+    yield "bad_mul_shape.onnx", small([("MaxPool", ["input"], {"kernel_shape": [8, 1]}), ("Mul", ["input", "$"], {}),
+                                       flat], ["N", 192]), True
+    yield "bad_clip_computed.onnx", small([("Relu", ["input"], {}), ("Clip", ["input", "$"], {}), flat],
+                                          ["N", 192]), True
     yield "bad_asymmetric_pads.onnx", small([("Conv", ["input", "w.weight"], {"pads": [1, 1, 0, 0]}), flat],
                                             ["N", 196], weights=conv_w), True
     yield "bad_dilation.onnx", small([("Conv", ["input", "w.weight"], {"dilations": [2, 2]}), flat], ["N", 64],
@@ -365,6 +409,7 @@ def main():
     save(folded(), "tiny_folded.onnx")
     save(padded(), "tiny_pad.onnx")
     save(pad_into_max_pool(), "bad_pad_max_pool.onnx")
+    save(mobilenet(), "mobilenet.onnx")
     save(resnet50(), "resnet50.onnx")
     save(grouped(), "grouped_conv.onnx")
     for name, model, check in refusals():
