@@ -275,6 +275,35 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
 
 namespace {
 
+// A conv's, pool's or fully-connected layer's own fields; pooling modes, bias and groups
+// only where not the default.
+void add_shape_fields(const Layer& l, nlohmann::ordered_json& entry) {
+  using nlohmann::ordered_json;
+  auto pair = [](int h, int w) { return h == w ? ordered_json(h) : ordered_json::array({h, w}); };
+  const Window& w = l.window;
+  switch (l.kind) {
+    case LayerKind::kConv2d:
+      entry["out_channels"] = l.output.c();
+      [[fallthrough]];
+    case LayerKind::kMaxPool:
+    case LayerKind::kAvgPool:
+      entry["kernel"] = pair(w.kernel_h, w.kernel_w);
+      entry["stride"] = pair(w.stride_h, w.stride_w);
+      entry["padding"] = pair(w.pad_h, w.pad_w);
+      if (l.kind == LayerKind::kConv2d) entry["bias"] = l.has_bias;
+      if (l.kind == LayerKind::kConv2d && l.groups > 1) entry["groups"] = l.groups;
+      if (w.ceil_mode) entry["ceil_mode"] = true;
+      if (!w.count_include_pad) entry["count_include_pad"] = false;
+      break;
+    case LayerKind::kFullyConnected:
+      entry["out_features"] = l.output.c();
+      entry["bias"] = l.has_bias;
+      break;
+    default:
+      break;
+  }
+}
+
 // Batch norm's and dropout's settings where they are not PyTorch's defaults, and an
 // activation's constants.
 void add_settings(const Layer& l, nlohmann::ordered_json& entry) {
@@ -308,29 +337,7 @@ std::string model_to_json(const ModelGraph& graph) {
       for (int i : l.inputs) names.push_back(graph.layer(i).name);
       entry["inputs"] = names;
     }
-    auto pair = [](int h, int w) { return h == w ? ordered_json(h) : ordered_json::array({h, w}); };
-    const Window& w = l.window;
-    switch (l.kind) {
-      case LayerKind::kConv2d:
-        entry["out_channels"] = l.output.c();
-        [[fallthrough]];
-      case LayerKind::kMaxPool:
-      case LayerKind::kAvgPool:
-        entry["kernel"] = pair(w.kernel_h, w.kernel_w);
-        entry["stride"] = pair(w.stride_h, w.stride_w);
-        entry["padding"] = pair(w.pad_h, w.pad_w);
-        if (l.kind == LayerKind::kConv2d) entry["bias"] = l.has_bias;
-        if (l.kind == LayerKind::kConv2d && l.groups > 1) entry["groups"] = l.groups;
-        if (w.ceil_mode) entry["ceil_mode"] = true;  // pooling fields only where not the default
-        if (!w.count_include_pad) entry["count_include_pad"] = false;
-        break;
-      case LayerKind::kFullyConnected:
-        entry["out_features"] = l.output.c();
-        entry["bias"] = l.has_bias;
-        break;
-      default:
-        break;
-    }
+    add_shape_fields(l, entry);
     add_settings(l, entry);
     layers.push_back(entry);
   }
