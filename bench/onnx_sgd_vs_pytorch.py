@@ -3,17 +3,18 @@
 (docs/BENCHMARKS.md, "ONNX import").
 
 A torchvision model is exported for training (TrainingMode.TRAINING,
-do_constant_folding=False) at a small fixed image size with a symbolic batch; its
-initializers, read back with the onnx package, are the starting weights of PyTorch in
-float64 (the yardstick) and float32, and of `layerplan train --init-from FILE.onnx`, all
-on the same images and labels (a safetensors dataset, in layerplan's batch order with
---shuffle off). After the steps, every parameter and running statistic of layerplan's
-checkpoint is compared with PyTorch's float64 result, as PyTorch's own float32 run is:
-the float32 spread, not a fixed tolerance, is the yardstick (batch norm on small batches
-amplifies rounding). Dropout draws other masks than PyTorch, so every Dropout module's
-probability is set to 0 before the export (the file then says ratio 0, which layerplan
-reads); EfficientNet's stochastic depth, which PyTorch 1.13 cannot export in training mode,
-is built with probability 0 (torchvision then skips it).
+do_constant_folding=False) at a small fixed image size (larger where the model needs it:
+SMALLEST_SIZE) with a symbolic batch; its initializers, read back with the onnx package,
+are the starting weights of PyTorch in float64 (the yardstick) and float32, and of
+`layerplan train --init-from FILE.onnx`, all on the same images and labels (a safetensors
+dataset, in layerplan's batch order with --shuffle off). After the steps, every parameter
+and running statistic of layerplan's checkpoint is compared with PyTorch's float64 result,
+as PyTorch's own float32 run is: the float32 spread, not a fixed tolerance, is the
+yardstick (batch norm on small batches amplifies rounding). Dropout draws other masks than
+PyTorch, so every Dropout module's probability is set to 0 before the export (the file
+then says ratio 0, which layerplan reads); EfficientNet's stochastic depth, which PyTorch
+1.13 cannot export in training mode, is built with probability 0 (torchvision then skips
+it).
 
 --model mobile_block is not torchvision's: a net of MobileNet v3's and EfficientNet's
 operators without depthwise convolution (mobile_block below), to check the activations,
@@ -122,6 +123,11 @@ def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum)
     return {k: v.detach().to(torch.float64).numpy() for k, v in model.state_dict().items()}
 
 
+# The smallest image size a model exports at, where it is larger than --size: Inception-v3's
+# stem needs 75 pixels; AlexNet's and VGG-16's adaptive average pools export only where they
+# pool nothing (a 6x6 or 7x7 map in, as at 224x224).
+SMALLEST_SIZE = {"inception_v3": 80, "alexnet": 224, "vgg16": 224}
+
 # Small nets of layer kinds the torchvision models do not cover, by --model name: a factory
 # and the class count (bench/onnx_layer_kinds.py fills it and calls main()).
 CUSTOM_MODELS = {"mobile_block": (MobileBlock, 1000)}
@@ -140,8 +146,7 @@ def main():
     ap.add_argument("--keep-dropout", action="store_true", help="export Dropout as the model has it")
     ap.add_argument("--bn-eps", type=float, help="set every batch norm's epsilon before the export")
     args = ap.parse_args()
-    if args.model == "inception_v3" and args.size < 75:
-        args.size = 80  # Inception-v3's stem needs 75 pixels
+    args.size = max(args.size, SMALLEST_SIZE.get(args.model, 0))
     warnings.filterwarnings("ignore")
     torch.manual_seed(1)
     if args.model in CUSTOM_MODELS:

@@ -106,10 +106,12 @@ ModelGraph resnet(const std::string& name, int64_t batch, const std::array<int, 
 
 // ---- Inception-v3 ------------------------------------------------------------------
 
-// torchvision's BasicConv2d: convolution without bias, batch norm, relu.
+// torchvision's BasicConv2d: convolution without bias, batch norm (its epsilon is 1e-3,
+// not PyTorch's default), relu.
 int basic_conv(ModelGraph& g, const std::string& name, int in, int out, Window w) {
+  constexpr double kBasicConvEpsilon = 1e-3;
   const int conv = g.conv2d(name + ".conv", in, out, w, false);
-  const int bn = g.batch_norm(name + ".bn", conv);
+  const int bn = g.batch_norm(name + ".bn", conv, kBasicConvEpsilon);
   return g.relu(name + ".relu", bn);
 }
 
