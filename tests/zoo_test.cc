@@ -339,7 +339,9 @@ TEST(InceptionV3, HasNinetyFourBasicConvolutionsAndNoAuxiliaryClassifier) {
 TEST(InceptionV3, UsesTheBatchNormEpsilonOfTorchvisionsBasicConv) {
   const ModelGraph g = inception_v3(1);
   for (const Layer& l : g.layers()) {
-    if (l.kind == LayerKind::kBatchNorm) EXPECT_EQ(l.epsilon, 1e-3) << l.name;
+    if (l.kind == LayerKind::kBatchNorm) {
+      EXPECT_EQ(l.epsilon, 1e-3) << l.name;
+    }
   }
   EXPECT_EQ(find_layer(resnet50(1), "bn1").epsilon, kDefaultBatchNormEpsilon);
 }
