@@ -53,9 +53,13 @@ TEST(MulGeometry, EveryHeightTileOfTheMulReadsTheWholeScale) {
 TEST(ActivationMath, FlopsAndSplits) {
   ModelGraph g("a");
   const int x = g.input("x", Shape{{2, 4, 3, 3}});
-  const Layer& clip = g.layer(g.activation("clip", x, ActivationKind::kClip, 0, 6));
-  const Layer& silu = g.layer(g.activation("silu", x, ActivationKind::kSilu));
-  const Layer& mul = g.layer(g.mul("mul", x, g.global_avg_pool("p", x)));
+  // Ids first: a reference into the graph dies when the next layer is appended.
+  const int clip_id = g.activation("clip", x, ActivationKind::kClip, 0, 6);
+  const int silu_id = g.activation("silu", x, ActivationKind::kSilu);
+  const int mul_id = g.mul("mul", x, g.global_avg_pool("p", x));
+  const Layer& clip = g.layer(clip_id);
+  const Layer& silu = g.layer(silu_id);
+  const Layer& mul = g.layer(mul_id);
   EXPECT_EQ(forward_flops(g, clip), 2.0 * 72);
   EXPECT_EQ(forward_flops(g, silu), 5.0 * 72);
   EXPECT_EQ(forward_flops(g, mul), 72.0);

@@ -159,7 +159,8 @@ TEST(GroupedConv, PlannerPricesADepthwiseConvApartFromAFullOneOfTheSameShapes) {
   const LayerCost& dw_cost = plan.layer_wise.layers[static_cast<size_t>(dw)];
   EXPECT_GT(dw_cost.compute_s, 0.0);
   EXPECT_LT(dw_cost.compute_s, 0.5 * full_cost.compute_s);
-  const CostModel model(g, build_device_graph(spec));
+  const auto devices = build_device_graph(spec);  // the model keeps a reference to it
+  const CostModel model(g, devices);
   EXPECT_DOUBLE_EQ(dw_cost.compute_s, model.compute_time(g.layer(dw), dw_cost.config));
 }
 
