@@ -344,7 +344,6 @@ ImportedModel import_onnx(const OnnxSource& source, int64_t batch, const std::st
   check_and_infer(model, origin);
   const std::map<std::string, std::vector<int64_t>> shapes = known_shapes(model.graph());
   out.state = std::make_unique<ImportState>(name);
-  out.state->onnx_graph = &model.graph();
   add_inputs(*out.state, model.graph(), batch, origin);
   for (const onnx::NodeProto& node : model.graph().node()) {
     for (const std::string& in : node.input()) out.state->readers[in].push_back(&node);

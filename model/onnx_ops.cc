@@ -145,15 +145,13 @@ void NodeContext::bind(const std::string& layer, const char* role, const Param& 
 
 const onnx::NodeProto* NodeContext::sole_consumer() const {
   const onnx::NodeProto* found = nullptr;
-  int readers = 0;
-  for (const onnx::NodeProto& other : state_.onnx_graph->node()) {
-    for (const std::string& in : other.input()) {
-      if (in != node_.output(0)) continue;
-      found = &other;
-      ++readers;
-    }
+  int reads = 0;
+  for (const onnx::NodeProto* reader : readers(node_.output(0))) {
+    if (reader == nullptr) continue;  // a graph output, not a node
+    found = reader;
+    ++reads;
   }
-  return readers == 1 ? found : nullptr;
+  return reads == 1 ? found : nullptr;
 }
 
 void NodeContext::absorb(const onnx::NodeProto& consumer, int layer, int rank) {

@@ -45,9 +45,7 @@ struct ImportState {
   // The parameters ("<layer>.<role>") whose 2-D source holds PyTorch's layout transposed
   // (a Gemm with transB 0, a MatMul): their initial values are transposed as read.
   std::set<std::string> transposed_parameters;
-  // The file's nodes (for a handler that looks at a node's consumers), and the outputs of
-  // nodes a handler has already taken into its layer (a MatMul's bias Add).
-  const onnx::GraphProto* onnx_graph = nullptr;
+  // The outputs of nodes a handler has already taken into its layer (a MatMul's bias Add).
   std::set<std::string> absorbed_outputs;
   // 1-D int64 tensors computed from shapes (PyTorch's x.view(x.size(0), -1) exports Shape,
   // Gather, Unsqueeze and Concat nodes), kBatchDim standing for the batch.
