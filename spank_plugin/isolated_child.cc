@@ -123,17 +123,6 @@ bool set_limits(const ChildLimits& limits) {
   return lower_limit(RLIMIT_AS, static_cast<rlim_t>(mapped + limits.memory_bytes)) && lower_limit(RLIMIT_CORE, 0);
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 [[noreturn]] void child_main(int pipe_fd, pid_t parent, const ChildIdentity& who, const ChildLimits& limits,
                              const std::function<std::string()>& work) {
   reset_signals();
@@ -275,6 +264,17 @@ ChildOutcome run_isolated(const ChildIdentity& who, const ChildLimits& limits,
   outcome.failure = status_failure(status, limits);
   if (!outcome.failure.empty()) outcome.output.clear();
   return outcome;
+}
+
+bool write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 }  // namespace layerplan::spank

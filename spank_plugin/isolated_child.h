@@ -43,4 +43,7 @@ struct ChildOutcome {
 ChildOutcome run_isolated(const ChildIdentity& who, const ChildLimits& limits,
                           const std::function<std::string()>& work);
 
+// Writes all of `bytes` to `fd`, retrying short writes and EINTR; false on any other failure.
+bool write_all(int fd, const std::string& bytes);
+
 }  // namespace layerplan::spank

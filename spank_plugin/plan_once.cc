@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "spank_plugin/isolated_child.h"
 #include "spank_plugin/plan_file.h"
 
 namespace layerplan::spank {
@@ -89,17 +90,6 @@ std::optional<std::string> read_fresh(int dir_fd, const std::string& name, std::
     done += static_cast<size_t>(n);
   }
   return text;
-}
-
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // Writes NAME through a temporary file renamed onto it, so that a reader sees all of it
