@@ -23,9 +23,12 @@ the squeeze-and-excitation Mul and batch norm's eps and momentum as PyTorch expo
 Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
   /usr/bin/python3 bench/onnx_sgd_vs_pytorch.py [--layerplan build/layerplan] [--model resnet18]
       [--size 64] [--batch 4] [--steps 2] [--kernels onednn] [--keep-dropout] [--bn-eps 1e-5]
+      [--float32-variants] [--seed 1]
 
 --keep-dropout exports Dropout as the model has it (and then the two runs draw other masks);
 --bn-eps sets every batch norm's epsilon before the export (the file then says it).
+--float32-variants also runs PyTorch float32 two other ways (FLOAT32_VARIANTS), to show how
+far float32 runs that differ only in rounding order spread around float64.
 """
 import argparse
 import copy
@@ -109,16 +112,27 @@ class MobileBlock(torch.nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
-def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum):
+# PyTorch's float32 run computed other ways (--float32-variants): the same function, rounded
+# in other orders. "native" turns oneDNN (mkldnn) off, so convolutions run PyTorch's own
+# loops; "channels_last" stores activations NHWC, which picks other oneDNN kernels.
+FLOAT32_VARIANTS = ("native", "channels_last")
+
+
+def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum, variant="default"):
     model = copy.deepcopy(model).to(dtype)
     model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=False)
+    if variant == "channels_last":
+        model = model.to(memory_format=torch.channels_last)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
     lanes = images.shape[0] // batch
     for k in range(steps):
         x, y = images[k::lanes][:batch].to(dtype), labels[k::lanes][:batch]
+        if variant == "channels_last":
+            x = x.contiguous(memory_format=torch.channels_last)
         opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
+        with torch.backends.mkldnn.flags(enabled=variant != "native"):
+            torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
     return {k: v.detach().to(torch.float64).numpy() for k, v in model.state_dict().items()}
 
@@ -145,10 +159,13 @@ def main():
     ap.add_argument("--kernels", default="onednn")
     ap.add_argument("--keep-dropout", action="store_true", help="export Dropout as the model has it")
     ap.add_argument("--bn-eps", type=float, help="set every batch norm's epsilon before the export")
+    ap.add_argument("--float32-variants", action="store_true",
+                    help="also run PyTorch float32 without oneDNN and channels-last (FLOAT32_VARIANTS)")
+    ap.add_argument("--seed", type=int, default=1, help="torch.manual_seed: the weights, images and labels")
     args = ap.parse_args()
     args.size = max(args.size, SMALLEST_SIZE.get(args.model, 0))
     warnings.filterwarnings("ignore")
-    torch.manual_seed(1)
+    torch.manual_seed(args.seed)
     if args.model in CUSTOM_MODELS:
         factory, classes = CUSTOM_MODELS[args.model]
         model = factory()
@@ -205,6 +222,15 @@ def main():
     print(f"  PyTorch float32:        {f32_rel:.3e}  max {f32_max:.3e}")
     ratio = ours_rel / max(f32_rel, 1e-300)
     print(f"  layerplan / PyTorch float32: {ratio:.2f}" + (" (no further)" if ratio <= 1 else " (further)"))
+    if args.float32_variants:
+        spreads = [f32_rel]
+        for variant in FLOAT32_VARIANTS:
+            other = torch_steps(model, state, torch.float32, images, labels, args.batch, args.steps, args.lr,
+                                args.momentum, variant)
+            rel, worst = spread(other)
+            spreads.append(rel)
+            print(f"  PyTorch float32, {variant}: {rel:.3e}  max {worst:.3e}")
+        print(f"  layerplan / the furthest PyTorch float32 run: {ours_rel / max(spreads):.2f}")
 
 
 if __name__ == "__main__":
