@@ -1,8 +1,6 @@
 #include "cli/node_options.h"
 
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -30,18 +28,6 @@ std::vector<int> parse_gpu_ids(const std::string& text, const std::string& flag)
     ids.push_back(std::stoi(item));
   }
   return ids;
-}
-
-void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    require(out.good(), flag + " " + path + ": cannot write " + tmp);
-    out << text;
-    out.close();
-    require(out.good(), flag + " " + path + ": writing " + tmp + " failed");
-  }
-  require(std::rename(tmp.c_str(), path.c_str()) == 0, flag + " " + path + ": cannot replace the file");
 }
 
 }  // namespace layerplan

@@ -19,8 +19,4 @@ std::string topology_xml_from(const std::optional<std::string>& flag_value, cons
 // "0,2,3" → {0, 2, 3}; throws UsageError naming `flag` and the value otherwise.
 std::vector<int> parse_gpu_ids(const std::string& text, const std::string& flag);
 
-// Writes next to the target and renames, so an existing file is never left half-written.
-// `flag` names the option in error messages.
-void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag);
-
 }  // namespace layerplan

@@ -10,6 +10,7 @@
 #include "cli/plan_report.h"
 #include "cli/word_option.h"
 #include "common/error.h"
+#include "common/safe_write.h"
 #include "job/job_plan.h"
 #include "model/model_file.h"
 #include "planner/plan_json.h"
@@ -155,7 +156,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   for (const std::string& note : node.notes) std::cout << "note: " << note << "\n";
   if (!job.warning.empty()) std::cerr << "layerplan: warning: " << job.warning << "\n";
   if (args.json_file) {
-    write_file_atomically(*args.json_file, job.json, "--json");
+    write_file_safely(*args.json_file, job.json, "--json");
     std::cout << "plan written to " << *args.json_file << "\n";
   }
   PlanOptions options;
@@ -202,7 +203,7 @@ int run_plan_command(const PlanCommandArgs& args) {
   std::cout << text.str();
   if (!plan.warning.empty()) std::cerr << "layerplan: warning: " << plan.warning << "\n";
   if (args.json_file) {
-    write_file_atomically(*args.json_file, plan_to_json(plan, graph, devices), "--json");
+    write_file_safely(*args.json_file, plan_to_json(plan, graph, devices), "--json");
     std::cout << "plan written to " << *args.json_file << "\n";
   }
   write_plan_outputs(std::cout, args.outputs, plan, graph, devices, text.str(),

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <utility>
 
-#include "cli/node_options.h"
 #include "common/error.h"
+#include "common/safe_write.h"
 #include "model/model_file.h"
 #include "report/plan_trace.h"
 #include "report/report_page.h"
@@ -70,7 +70,7 @@ void write_plan_outputs(std::ostream& out, const PlanOutputArgs& args, const Pla
   if (args.trace) {
     std::ostringstream trace;
     report::write_plan_trace(trace, graph, plan.chosen, devices.device_count());
-    write_file_atomically(*args.trace, trace.str(), "--trace");
+    write_file_safely(*args.trace, trace.str(), "--trace");
     out << "predicted step trace written to " << *args.trace << "\n";
   }
   if (args.report) {
@@ -78,7 +78,7 @@ void write_plan_outputs(std::ostream& out, const PlanOutputArgs& args, const Pla
     report::ReportInput input{plan, graph, devices, {}, text_report, {}};
     input.scaling =
         report::scaling_curve(make_case, counts, devices.device_count(), scaling_options(args, options), &plan);
-    write_file_atomically(*args.report, report::report_html(input), "--report");
+    write_file_safely(*args.report, report::report_html(input), "--report");
     out << "report written to " << *args.report << "\n";
   }
 }

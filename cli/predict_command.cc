@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/kernels_option.h"
 #include "common/error.h"
+#include "common/safe_write.h"
 #include "model/plan_file.h"
 #include "predict/link_figures.h"
 #include "predict/measurement.h"
@@ -93,25 +93,22 @@ void write_json(const std::string& path, const StepPrediction& p, const std::str
                       {"sync_s", layer.sync_s},
                       {"messages", layer.messages}});
   }
-  std::ofstream out(path, std::ios::trunc);
-  require(out.is_open(), "--json '" + path + "' cannot be written");
-  out << nlohmann::json{{"model", model},
-                        {"batch", file.batch},
-                        {"devices", file.devices},
-                        {"strategy", file.strategy},
-                        {"predicted_step_s", p.step_s},
-                        {"compute_s", p.compute_s},
-                        {"transfer_s", p.transfer_s},
-                        {"sync_s", p.sync_s},
-                        {"weight_sync_s", p.weight_sync_s},
-                        {"loss_sync_s", p.loss_sync_s},
-                        {"buckets", p.buckets},
-                        {"messages", p.messages},
-                        {"overhead_s", p.overhead_s},
-                        {"data_s", p.data_s},
-                        {"layers", layers}}
-             .dump(1)
-      << "\n";
+  const nlohmann::json doc{{"model", model},
+                           {"batch", file.batch},
+                           {"devices", file.devices},
+                           {"strategy", file.strategy},
+                           {"predicted_step_s", p.step_s},
+                           {"compute_s", p.compute_s},
+                           {"transfer_s", p.transfer_s},
+                           {"sync_s", p.sync_s},
+                           {"weight_sync_s", p.weight_sync_s},
+                           {"loss_sync_s", p.loss_sync_s},
+                           {"buckets", p.buckets},
+                           {"messages", p.messages},
+                           {"overhead_s", p.overhead_s},
+                           {"data_s", p.data_s},
+                           {"layers", layers}};
+  write_file_safely(path, doc.dump(1) + "\n", "--json");
 }
 
 }  // namespace

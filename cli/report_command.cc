@@ -3,10 +3,10 @@
 #include <cmath>
 #include <iostream>
 
-#include "cli/node_options.h"
 #include "cli/plan_outputs.h"
 #include "cli/word_option.h"
 #include "common/error.h"
+#include "common/safe_write.h"
 #include "model/plan_file.h"
 #include "report/report_page.h"
 #include "topology/cluster_spec.h"
@@ -90,7 +90,7 @@ int run_report_command(const ReportCommandArgs& args) {
                                           options, &plan);
   }
   const std::string output = args.output.value_or(default_output(args.plan));
-  write_file_atomically(output, report::report_html(input), "--output");
+  write_file_safely(output, report::report_html(input), "--output");
   std::cout << "report written to " << output << "\n";
   return 0;
 }

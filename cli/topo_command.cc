@@ -8,6 +8,7 @@
 
 #include "cli/node_options.h"
 #include "cli/text_format.h"
+#include "common/safe_write.h"
 #include "topology/discovery.h"
 #include "topology/topology_device_graph.h"
 
@@ -192,7 +193,7 @@ int run_topo_command(const TopoCommandArgs& args) {
   const NetworkEstimate network = estimate_network(shown, config.fabric);
   print_text(std::cout, shown, network);
   if (args.json_file) {
-    write_file_atomically(*args.json_file, to_json(shown, network).dump(2) + "\n", "--json");
+    write_file_safely(*args.json_file, to_json(shown, network).dump(2) + "\n", "--json");
     std::cout << "topology written to " << *args.json_file << "\n";
   }
   return 0;

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/safe_write.h"
 #include "common/text.h"
 
 namespace layerplan::safetensors {
@@ -81,26 +82,6 @@ std::string range_text(uint64_t begin, uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
 }
 
-// A file descriptor closed on destruction.
-class File {
- public:
-  explicit File(int fd) : fd_(fd) {}
-  ~File() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
 // Reads exactly `size` bytes at `offset`; false on a short read.
 bool read_at(int fd, void* out, size_t size, uint64_t offset) {
   auto* p = static_cast<char*>(out);
@@ -111,18 +92,6 @@ bool read_at(int fd, void* out, size_t size, uint64_t offset) {
     p += n;
     size -= static_cast<size_t>(n);
     offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
-bool write_all(int fd, const void* data, size_t size) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
   }
   return true;
 }
@@ -187,7 +156,7 @@ std::vector<int64_t> Tensor::int64s() const {
   return v;
 }
 
-void write_file(const std::string& path, const Contents& contents) {
+void write_file(const std::string& path, const Contents& contents, const std::string& what) {
   nlohmann::json header = nlohmann::json::object();
   if (!contents.metadata.empty()) header["__metadata__"] = contents.metadata;
   uint64_t offset = 0;
@@ -215,32 +184,13 @@ void write_file(const std::string& path, const Contents& contents) {
   text.append((8 - text.size() % 8) % 8, ' ');
   const uint64_t header_size = text.size();
 
-  const std::filesystem::path target(path);
-  const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-  std::string temp = path + ".tmp.XXXXXX";
-  const auto fail = [&](const std::string& what) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw UsageError("cannot write '" + path + "': " + what + ": " + reason);
-  };
-  File file(::mkstemp(temp.data()));
-  if (file.get() < 0) {
-    const std::string reason = std::strerror(errno);
-    throw UsageError("cannot write '" + path + "': cannot create a temporary file in " + dir + ": " + reason);
-  }
-  if (!write_all(file.get(), &header_size, sizeof header_size) || !write_all(file.get(), text.data(), text.size())) {
-    fail("writing the header");
-  }
-  for (const auto& [name, t] : contents.tensors) {
-    if (!write_all(file.get(), t.data.data(), t.data.size())) fail("writing tensor '" + name + "'");
-  }
-  if (::fchmod(file.get(), 0644) != 0) fail("chmod");
-  if (::fsync(file.get()) != 0) fail("fsync");
-  if (::close(file.release()) != 0) fail("close");
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
-  // Make the rename itself durable.
-  File directory(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (directory.get() >= 0) ::fsync(directory.get());
+  // A new file of a random name in the target's folder, renamed onto it when whole
+  // (common/safe_write.h); mode 0644 less the umask.
+  NewFile file(path, what, 0644);
+  file.write(&header_size, sizeof header_size);
+  file.write(text);
+  for (const auto& [name, t] : contents.tensors) file.write(t.data.data(), t.data.size());
+  file.publish();
 }
 
 namespace {

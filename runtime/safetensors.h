@@ -56,10 +56,11 @@ struct Contents {
   std::map<std::string, std::string> metadata;
 };
 
-// Writes `contents` to `path` atomically. Throws std::invalid_argument for a tensor whose
-// byte count does not match its shape or a bad name (empty or "__metadata__"), and
-// UsageError naming the file when it cannot be written.
-void write_file(const std::string& path, const Contents& contents);
+// Writes `contents` to `path` atomically, through common/safe_write.h (never through a
+// symbolic link). Throws std::invalid_argument for a tensor whose byte count does not match
+// its shape or a bad name (empty or "__metadata__"), and UsageError "WHAT 'PATH': ..." when
+// it cannot be written.
+void write_file(const std::string& path, const Contents& contents, const std::string& what = "safetensors file");
 
 // Where one tensor's bytes are in a file.
 struct TensorInfo {

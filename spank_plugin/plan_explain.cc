@@ -1,16 +1,10 @@
 #include "spank_plugin/plan_explain.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 
-#include "common/error.h"
+#include "common/safe_write.h"
 #include "planner/step_timeline.h"
 #include "report/report_page.h"
-#include "spank_plugin/plan_file.h"
 
 namespace layerplan::spank {
 
@@ -53,22 +47,7 @@ std::string publish_report(const std::string& plan_path, const std::string& html
   const bool json_name = plan_path.size() > suffix.size() &&
                          plan_path.compare(plan_path.size() - suffix.size(), suffix.size(), suffix) == 0;
   std::string path = (json_name ? plan_path.substr(0, plan_path.size() - suffix.size()) : plan_path) + ".html";
-  const std::string temp = path + "." + random_hex() + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  require(fd >= 0, "cannot create report '" + temp + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < html.size()) {
-    const ssize_t n = ::write(fd, html.data() + done, html.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  const bool written = done == html.size() && ::close(fd) == 0;
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw UsageError("cannot write report '" + path + "': " + why);
-  }
+  write_file_safely(path, html, "report", 0600);
   return path;
 }
 

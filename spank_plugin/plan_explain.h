@@ -17,8 +17,9 @@ std::vector<std::string> explain_lines(const JobPlan& job);
 std::string explain_report_html(const JobPlan& job);
 
 // Writes `html` next to the published plan file `plan_path`, as its name with .html for
-// .json, through a temporary file of a random name (O_EXCL, O_NOFOLLOW, mode 0600)
-// renamed onto it, and returns the path. Throws UsageError naming the path on failure.
+// .json, mode 0600, through common/safe_write.h (a temporary file of a random name renamed
+// onto it; a symbolic link there is refused), and returns the path. Throws UsageError
+// naming the path on failure.
 std::string publish_report(const std::string& plan_path, const std::string& html);
 
 }  // namespace layerplan::spank

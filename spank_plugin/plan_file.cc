@@ -1,19 +1,17 @@
 #include "spank_plugin/plan_file.h"
 
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/safe_write.h"
 #include "common/text.h"
 
 namespace layerplan::spank {
@@ -35,30 +33,11 @@ struct Fd {
   }
 };
 
-// Removes the temporary file (a name in the folder `dir_fd`) unless released.
-struct TempFile {
-  int dir_fd = -1;
-  std::string name;
-  ~TempFile() {
-    if (!name.empty()) ::unlinkat(dir_fd, name.c_str(), 0);
-  }
-};
-
 // "layerplan-12.0.json" -> "layerplan-12.0.RANDOM.json".
 std::string insert_random(const std::string& name) {
   const size_t dot = name.rfind(".json");
   const std::string stem = dot == std::string::npos ? name : name.substr(0, dot);
   return stem + "." + random_hex() + ".json";
-}
-
-void write_all(int fd, const std::string& text, const std::string& path) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    require(n > 0, "cannot write plan file '" + path + "': " + errno_text());
-    done += static_cast<size_t>(n);
-  }
 }
 
 // The existing file's text; refuses symlinks, non-regular files and other users' files.
@@ -138,20 +117,6 @@ std::string plan_difference(const std::string& ours, const std::string& theirs) 
   return out.empty() ? "the per-layer plans differ" : out;
 }
 
-std::string random_hex() {
-  uint64_t value = 0;
-  size_t done = 0;
-  while (done < sizeof value) {
-    const ssize_t n = ::getrandom(reinterpret_cast<char*>(&value) + done, sizeof value - done, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error("getrandom failed: " + errno_text());
-    done += static_cast<size_t>(n);
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 std::string publish_plan(const std::string& dir, const std::string& name, const std::string& text,
                          std::time_t step_start) {
   require(!dir.empty(),
@@ -168,19 +133,10 @@ std::string publish_plan(const std::string& dir, const std::string& name, const 
   const bool shared = dst.st_uid != ::geteuid() || (dst.st_mode & (S_IWGRP | S_IWOTH)) != 0;
   const std::string final_name = shared ? insert_random(name) : name;
   std::string path = dir + "/" + final_name;
-  TempFile temp{folder.fd, "." + final_name + "." + random_hex() + ".tmp"};
-  {
-    Fd out{::openat(folder.fd, temp.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
-    if (out.fd < 0) {
-      const std::string why = errno_text();
-      temp.name.clear();  // not ours: never unlink it
-      throw UsageError("cannot create plan file in '" + dir + "': " + why);
-    }
-    write_all(out.fd, text, dir + "/" + temp.name);
-    require(::fsync(out.fd) == 0, "cannot write plan file '" + dir + "/" + temp.name + "': " + errno_text());
-  }
-  if (::linkat(folder.fd, temp.name.c_str(), folder.fd, final_name.c_str(), 0) == 0) return path;
-  require(errno == EEXIST && !shared, "cannot create plan file '" + path + "': " + errno_text());
+  NewFile file(folder.fd, dir, final_name, "plan file", 0600);
+  file.write(text);
+  if (file.publish_if_absent()) return path;
+  require(!shared, "plan file '" + path + "': another file took its random name");
   struct stat st {};
   const std::string existing = read_existing(folder.fd, final_name, path, st);
   const std::string difference = plan_difference(text, existing);
@@ -189,9 +145,7 @@ std::string publish_plan(const std::string& dir, const std::string& name, const 
     throw UsageError("the nodes of this job step planned differently (" + difference +
                      "); every node of a step needs the same GPUs and figures: plan file '" + path + "'");
   }
-  require(::renameat(folder.fd, temp.name.c_str(), folder.fd, final_name.c_str()) == 0,
-          "cannot replace stale plan file '" + path + "': " + errno_text());
-  temp.name.clear();
+  file.publish();  // replaces the stale file
   return path;
 }
 

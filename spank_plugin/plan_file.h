@@ -38,13 +38,10 @@ std::string plan_difference(const std::string& ours, const std::string& theirs);
 //    create NAME first, so each node writes its own DIR/NAME-with-a-random-suffix
 //    ("layerplan-12.0.3f9a0c1d2b4e5f60.json") and nodes are not compared.
 // Either way the text goes first to a temporary file with a random name (O_EXCL,
-// O_NOFOLLOW) that is then link()ed to its name, which never replaces a file.
+// O_NOFOLLOW; common/safe_write.h) that is then link()ed to its name, which never
+// replaces a file.
 // Throws UsageError naming the path for every failure.
 std::string publish_plan(const std::string& dir, const std::string& name, const std::string& text,
                          std::time_t step_start);
-
-// A random 64-bit value as 16 hex digits, from getrandom(2), for names other users
-// cannot guess. Throws std::runtime_error when the kernel has none to give.
-std::string random_hex();
 
 }  // namespace layerplan::spank

@@ -15,8 +15,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/safe_write.h"
 #include "spank_plugin/isolated_child.h"
-#include "spank_plugin/plan_file.h"
 
 namespace layerplan::spank {
 
@@ -92,24 +92,18 @@ std::optional<std::string> read_fresh(int dir_fd, const std::string& name, std::
   return text;
 }
 
-// Writes NAME through a temporary file renamed onto it, so that a reader sees all of it
-// or nothing (and a stale file of that name is replaced). False on any failure.
+// Writes NAME through a temporary file renamed onto it (common/safe_write.h), so that a
+// reader sees all of it or nothing (and a stale file of that name is replaced). False on
+// any failure.
 bool write_atomically(int dir_fd, const std::string& name, const std::string& text) {
-  std::string temp;
   try {
-    temp = name + "." + random_hex() + ".tmp";
+    NewFile file(dir_fd, "", name, "marker", 0600);
+    file.write(text);
+    file.publish();
+    return true;
   } catch (const std::exception&) {
     return false;
   }
-  bool ok = false;
-  {
-    Fd out{::openat(dir_fd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
-    if (out.fd < 0) return false;
-    ok = write_all(out.fd, text) && ::fsync(out.fd) == 0;
-  }
-  if (ok && ::renameat(dir_fd, temp.c_str(), dir_fd, name.c_str()) == 0) return true;
-  ::unlinkat(dir_fd, temp.c_str(), 0);
-  return false;
 }
 
 // The marker: the winner's label on the first line, then its encoded report.

@@ -1,9 +1,12 @@
 #include "runtime/executor/checkpoint.h"
 
+#include <charconv>
+#include <limits>
 #include <map>
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/text.h"
 #include "model/onnx_model.h"
 #include "runtime/safetensors.h"
 
@@ -108,15 +111,29 @@ std::pair<LayerParams, LayerParams> stored_layer(const TrainingState& state, con
   return {std::move(params), std::move(momentum)};
 }
 
+// The metadata's step count, checked: the executor counts steps in an int.
+int stored_step(const std::map<std::string, std::string>& meta, const std::string& path) {
+  const auto it = meta.find("step");
+  require(it != meta.end(),
+          "checkpoint '" + path + "' has no step count: is it a layerplan checkpoint? (--init-from takes weights)");
+  const std::string& text = it->second;
+  int step = -1;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), step);
+  require(!text.empty() && text[0] != '-' && error == std::errc() && end == text.data() + text.size(),
+          "checkpoint '" + path + "': metadata field 'step' is '" + clipped(text) +
+              "': expected a whole number of steps from 0 to " + std::to_string(std::numeric_limits<int>::max()));
+  return step;
+}
+
 }  // namespace
 
-void write_checkpoint(const std::string& path, const TrainingState& state) {
+void write_checkpoint(const std::string& path, const TrainingState& state, const std::string& what) {
   safetensors::Contents contents;
   contents.metadata = state.metadata;
   for (const auto& [name, array] : state.arrays) {
     contents.tensors[name] = safetensors::Tensor::from_floats(array.shape, array.values);
   }
-  safetensors::write_file(path, contents);
+  safetensors::write_file(path, contents, what);
 }
 
 TrainingState read_checkpoint(const std::string& path) {
@@ -177,13 +194,7 @@ int64_t restore_training_state(const TrainingState& state, const std::string& pa
     require(it->second == graph.name(),
             "checkpoint '" + path + "' is of model '" + it->second + "', not '" + graph.name() + "'");
   }
-  int64_t step = 0;
-  if (training_state) {
-    const auto it = meta.find("step");
-    require(it != meta.end() && !it->second.empty() && it->second.find_first_not_of("0123456789") == std::string::npos,
-            "checkpoint '" + path + "' has no step count: is it a layerplan checkpoint? (--init-from takes weights)");
-    step = std::stoll(it->second);
-  }
+  const int step = training_state ? stored_step(meta, path) : 0;
   // Read everything first, so that a bad file changes nothing.
   std::vector<std::pair<LayerParams, LayerParams>> loaded;
   for (const Layer& layer : graph.layers()) {
@@ -195,7 +206,7 @@ int64_t restore_training_state(const TrainingState& state, const std::string& pa
     executor.load_layer(layer.id, loaded[i].first, loaded[i].second);
     ++i;
   }
-  if (training_state) executor.set_steps_done(static_cast<int>(step));
+  if (training_state) executor.set_steps_done(step);
   return step;
 }
 

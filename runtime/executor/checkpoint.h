@@ -32,8 +32,8 @@ struct TrainingState {
 };
 
 // Writes `state` to `path` as a safetensors file (runtime/safetensors.h), atomically, as
-// F32 tensors. Throws UsageError naming the file on failure.
-void write_checkpoint(const std::string& path, const TrainingState& state);
+// F32 tensors. Throws UsageError "WHAT 'PATH': ..." on failure.
+void write_checkpoint(const std::string& path, const TrainingState& state, const std::string& what = "checkpoint");
 
 // Reads every F32 tensor of `path` and its metadata; tensors of other dtypes (such as
 // PyTorch's I64 num_batches_tracked) are left out. A path ending in .onnx is an ONNX file:
@@ -56,7 +56,8 @@ TrainingState training_state_of(const ModelGraph& graph, const Executor& executo
 // the momentum buffers (where the file has them) and step count too (--resume;
 // --init-from takes weights only).
 // Returns the checkpoint's step (0 without training_state). Throws UsageError naming the
-// file when it is corrupt, for another model, or lacks or misshapes a tensor.
+// file when it is corrupt, for another model, lacks or misshapes a tensor, or when its
+// metadata's "step" is not a whole number from 0 to INT_MAX (naming the field).
 int64_t restore_training_state(const TrainingState& state, const std::string& path, const ModelGraph& graph,
                                Executor& executor, bool training_state);
 

@@ -2,11 +2,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/safe_write.h"
 
 namespace layerplan {
 
@@ -47,16 +47,7 @@ void write_profile(const std::string& path, const ModelGraph& graph, const Execu
                                     {"statistics_reductions", time(counts.statistics_reductions)},
                                     {"loss_reductions", time(counts.loss_reductions)}}},
                                   {"layers", layers}};
-  const std::string temporary = path + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    require(out.is_open(), "--profile '" + path + "' cannot be written");
-    out << profile.dump(1) << "\n";
-    require(out.good(), "--profile '" + path + "': writing failed");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  require(!error, "--profile '" + path + "': " + error.message());
+  write_file_safely(path, profile.dump(1) + "\n", "--profile");
 }
 
 }  // namespace layerplan

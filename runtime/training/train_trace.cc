@@ -1,13 +1,13 @@
 #include "runtime/training/train_trace.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/limits.h"
+#include "common/safe_write.h"
 
 namespace layerplan {
 
@@ -46,19 +46,6 @@ class DeviceClock {
   int device_;
   double now_us_ = 0;
 };
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    require(out.is_open(), "--trace '" + path + "' cannot be written");
-    out << text;
-    require(out.good(), "--trace '" + path + "': writing failed");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  require(!error, "--trace '" + path + "': " + error.message());
-}
 
 // A device's seconds in one layer; the executor times devices up to the highest one the plan
 // uses, so a device the plan leaves idle (past the end) computed nothing.
@@ -118,7 +105,7 @@ void write_trace_part(const std::string& file, bool launched, int rank, const Mo
   }
   std::ostringstream out;
   write_trace(out, processes, measured_step_spans(graph, executor, counts, steps, devices));
-  write_text_atomically(launched ? file + ".rank" + std::to_string(rank) : file, out.str());
+  write_file_safely(launched ? file + ".rank" + std::to_string(rank) : file, out.str(), "--trace");
 }
 
 void merge_trace_parts(const std::string& file, int world_size) {
@@ -132,7 +119,7 @@ void merge_trace_parts(const std::string& file, int world_size) {
     for (const nlohmann::json& e : doc["traceEvents"]) events.push_back(e);
   }
   const nlohmann::json merged = {{"displayTimeUnit", "ms"}, {"traceEvents", events}};
-  write_text_atomically(file, merged.dump() + "\n");
+  write_file_safely(file, merged.dump() + "\n", "--trace");
   for (int rank = 0; rank < world_size; ++rank) std::filesystem::remove(file + ".rank" + std::to_string(rank));
 }
 

@@ -22,7 +22,7 @@ std::vector<TraceSpan> measured_step_spans(const ModelGraph& graph, const Execut
                                            const TrafficCounts& counts, double steps, const std::vector<int>& devices);
 
 // Writes this process's part: FILE for one process, FILE.rankN for a launched rank (through a
-// temporary file and a rename). Throws UsageError when it cannot be written.
+// temporary file and a rename, common/safe_write.h). Throws UsageError when it cannot be written.
 void write_trace_part(const std::string& file, bool launched, int rank, const ModelGraph& graph,
                       const Executor& executor, const TrafficCounts& counts, double steps);
 

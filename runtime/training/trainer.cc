@@ -28,8 +28,8 @@ std::vector<Interval> positions_held(const Shape& input, const Configuration& in
   return positions;
 }
 
-void write_json_line(std::ofstream& log, const nlohmann::json& line) {
-  if (log.is_open()) log << line.dump() << "\n" << std::flush;
+void write_json_line(NewFile* log, const nlohmann::json& line) {
+  if (log) log->write(line.dump() + "\n");
 }
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -114,8 +114,8 @@ void Trainer::check_outputs() const {
 
 void Trainer::open_log() {
   if (world_.rank != 0 || !options_.log_json) return;
-  log_.open(*options_.log_json, std::ios::trunc);
-  require(log_.is_open(), "--log-json '" + *options_.log_json + "' cannot be written");
+  log_ = std::make_unique<NewFile>(*options_.log_json, "--log-json");
+  log_->publish();
 }
 
 TrainingSummary Trainer::run() {
@@ -185,10 +185,10 @@ void Trainer::train_step(const EpochOrder& order, int64_t b, int epoch) {
 // the first and the last.
 void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1) {
   if (world_.rank == 0) {
-    write_json_line(log_, {{"step", step_},
-                           {"epoch", epoch + 1},
-                           {"loss", loss},
-                           {"images_per_s", static_cast<double>(batch_) / seconds_between(t0, t1)}});
+    write_json_line(log_.get(), {{"step", step_},
+                                 {"epoch", epoch + 1},
+                                 {"loss", loss},
+                                 {"images_per_s", static_cast<double>(batch_) / seconds_between(t0, t1)}});
   }
   if (step_ % options_.log_every != 0 && step_ != first_step_ + 1 && step_ != total_) return;
   const double elapsed = seconds_between(start_, t1);
@@ -208,7 +208,7 @@ void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::t
 
 void Trainer::save() {
   const TrainingState state = training_state_of(graph_, *executor_, comm_.get());  // every rank joins
-  if (world_.rank == 0) write_checkpoint(*options_.save, state);
+  if (world_.rank == 0) write_checkpoint(*options_.save, state, "--save");
 }
 
 // Test-set accuracy over whole batches of the plan's batch (the graph's batch is fixed: the
@@ -234,10 +234,10 @@ void Trainer::evaluate(int epoch) {
                               .loss = loss / static_cast<double>(batches)};
   if (options_.observer) options_.observer->evaluated(result);
   if (world_.rank == 0) {
-    write_json_line(log_, {{"step", result.step},
-                           {"epoch", result.epoch},
-                           {"test_accuracy", result.accuracy},
-                           {"test_loss", result.loss}});
+    write_json_line(log_.get(), {{"step", result.step},
+                                 {"epoch", result.epoch},
+                                 {"test_accuracy", result.accuracy},
+                                 {"test_loss", result.loss}});
   }
 }
 

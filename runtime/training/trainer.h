@@ -10,11 +10,11 @@
 //   TrainingSummary summary = trainer.run();  // trains, evaluates, saves
 #include <chrono>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "common/safe_write.h"
 #include "model/geometry.h"
 #include "model/model_graph.h"
 #include "runtime/communicator.h"
@@ -83,7 +83,9 @@ class Trainer {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<Kernels> kernels_;
   std::unique_ptr<Executor> executor_;
-  std::ofstream log_;  // rank 0's JSON lines
+  // Rank 0's JSON lines: a fresh file put in place at the start (common/safe_write.h),
+  // then appended to line by line, so that it can be followed while training runs.
+  std::unique_ptr<NewFile> log_;
 
   int64_t step_ = 0;
   int64_t first_step_ = 0;

@@ -84,6 +84,8 @@ struct TrainerOptions {
   // The observer hears of a step every `log_every` steps, and of the first and the last.
   int log_every = 10;
   // One JSON line per step and per test evaluation, written by rank 0 (nothing else does).
+  // The file is created fresh at the start (a new file renamed onto the name, which a
+  // symbolic link there refuses: common/safe_write.h) and then grows line by line.
   std::optional<std::string> log_json;
   // Told of the start, the progress, each test evaluation and the end, on every rank; it
   // decides what to print and where. Null: nobody is told. Must outlive the Trainer.
