@@ -323,7 +323,7 @@ LaunchResult launch_local(const LaunchOptions& options) {
   // Declared in this order, so that on every way out the ranks, then their group, then
   // the processes they left to the launcher are killed (local_launcher.h).
   AdoptedChildren adopted;
-  RankGroup group;
+  RankGroup group(store.path());
   const RankCommand command{.program = program,
                             .argv = options.command,
                             .world = options.nproc,

@@ -5,7 +5,8 @@
 // Each rank is a child process with:
 //   LAYERPLAN_RANK, LAYERPLAN_LOCAL_RANK  k (0..N-1)
 //   LAYERPLAN_WORLD_SIZE                  N
-//   LAYERPLAN_STORE_DIR                   a fresh rendezvous directory (mkdtemp), removed at the end
+//   LAYERPLAN_STORE_DIR                   a fresh rendezvous directory (mkdtemp in $TMPDIR, else
+//                                         /tmp), removed at the end, even by SIGKILL (below)
 //   LAYERPLAN_BACKEND                     the backend ("cpu" or "gpu": rank k then uses the k-th visible GPU)
 //   OMP_NUM_THREADS                       the number of CPUs in its share
 // and is pinned (sched_setaffinity) to its share of the CPUs this process may use
@@ -24,7 +25,8 @@
 //     so do the processes that left the group but were re-parented to the launcher, its
 //     child subreaper (launcher/adopted_children.h);
 //   - if the launcher itself dies (SIGKILL), each rank gets SIGKILL from the kernel
-//     (PR_SET_PDEATHSIG), and the group's watchdog kills the rest of the group.
+//     (PR_SET_PDEATHSIG), and the group's watchdog kills the rest of the group, after which
+//     a process it left outside the group removes the rendezvous directory.
 // Not covered: a process that has left the group (setsid) when the launcher dies by
 // SIGKILL; that takes a cgroup (systemd-run --scope, Slurm's proctrack/cgroup).
 #include <chrono>

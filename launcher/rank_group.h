@@ -7,15 +7,20 @@
 // reaches end of file, the launcher has gone without stopping the group (most likely
 // killed with SIGKILL), and the watchdog sends SIGKILL to the group, itself included.
 // Being the leader, it also keeps the group's number from being reused while the launch
-// lasts, so that signalling the group never reaches a stranger.
+// lasts, so that signalling the group never reaches a stranger. Before that SIGKILL it forks
+// a remover outside the group that, once the watchdog is gone, deletes the launch's
+// rendezvous folder (which the launcher removes itself on every other way out).
 #include <sys/types.h>
+
+#include <string>
 
 namespace layerplan {
 
 class RankGroup {
  public:
-  // Forks the watchdog; throws std::runtime_error when the pipe or the fork fails.
-  RankGroup();
+  // Forks the watchdog, which removes the flat folder `folder` ("" none) should the
+  // launcher die; throws std::runtime_error when the pipe or the fork fails.
+  explicit RankGroup(const std::string& folder);
   // kill_all().
   ~RankGroup();
   RankGroup(const RankGroup&) = delete;
@@ -30,6 +35,7 @@ class RankGroup {
   void kill_all();
 
  private:
+  std::string folder_;  // the rendezvous folder
   pid_t watchdog_ = -1;
   int launcher_end_ = -1;  // the pipe's write end; closing it tells the watchdog we are gone
   bool killed_ = false;
