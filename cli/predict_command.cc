@@ -53,6 +53,7 @@ void check_json_directory(const std::optional<std::string>& json) {
   if (!json) return;
   const std::filesystem::path dir = std::filesystem::absolute(*json).parent_path();
   require(std::filesystem::is_directory(dir), "--json '" + *json + "': no directory " + dir.string());
+  check_output_path(*json, "--json");
 }
 
 // -v: every layer's share, then the weight gradients' and the loss's.

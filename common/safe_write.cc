@@ -23,6 +23,15 @@ constexpr int kCreateTries = 4;
 
 std::string errno_text() { return std::strerror(errno); }
 
+// Why a file of this kind at the final name is refused; empty when it is not.
+std::string refusal(const struct stat& st) {
+  if (S_ISLNK(st.st_mode)) {
+    return "is a symbolic link, which is neither written through nor replaced: remove it or name another file";
+  }
+  if (S_ISDIR(st.st_mode)) return "is a folder: expected the path of a file";
+  return "";
+}
+
 // ".NAME.<16 hex>.tmp": hidden, next to the file, and unguessable.
 std::string temp_name_for(const std::string& name) {
   const std::string stem = (name[0] == '.' ? name : "." + name).substr(0, kMaxTempStem);
@@ -114,13 +123,16 @@ bool NewFile::publish_if_absent() {
 void NewFile::refuse_symlink() const {
   struct stat st {};
   if (::fstatat(dir_fd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-  if (S_ISLNK(st.st_mode)) {
-    fail("is a symbolic link, which is neither written through nor replaced: remove it or name another file");
-  }
-  if (S_ISDIR(st.st_mode)) fail("is a folder: expected the path of a file");
+  if (const std::string why = refusal(st); !why.empty()) fail(why);
 }
 
 void NewFile::fail(const std::string& why) const { throw UsageError(what_ + " '" + path_ + "': " + why); }
+
+void check_output_path(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (const std::string why = refusal(st); !why.empty()) throw UsageError(what + " '" + path + "': " + why);
+}
 
 void write_file_safely(const std::string& path, std::string_view text, const std::string& what, mode_t mode) {
   NewFile file(path, what, mode);

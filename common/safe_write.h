@@ -59,6 +59,10 @@ class NewFile {
   bool published_ = false;
 };
 
+// Throws the UsageError NewFile would for a symbolic link or a folder at `path`, creating
+// nothing: a long run (training) checks its outputs so before it starts.
+void check_output_path(const std::string& path, const std::string& what);
+
 // Writes `text` to `path` through a NewFile: the whole file or, on failure, nothing.
 void write_file_safely(const std::string& path, std::string_view text, const std::string& what, mode_t mode = 0666);
 

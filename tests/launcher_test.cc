@@ -24,6 +24,7 @@
 
 #include "common/cpu_shares.h"
 #include "launcher/line_prefixer.h"
+#include "tests/scratch_dir.h"
 
 namespace layerplan {
 namespace {
@@ -444,6 +445,36 @@ TEST(Launch, KillingTheLauncherWithSigkillTakesItsRanksAndTheirChildren) {
   EXPECT_TRUE(all_tagged_gone(tag, std::chrono::seconds(2)))
       << tagged_processes(tag).size() << " process(es) of the launch survived it\n"
       << run.describe();
+}
+
+// The rendezvous folders (layerplan-rendezvous-*) in `dir`.
+std::vector<fs::path> rendezvous_folders(const fs::path& dir) {
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind("layerplan-rendezvous-", 0) == 0) found.push_back(entry.path());
+  }
+  return found;
+}
+
+// The watchdog removes the folder once the launcher and the ranks are gone. The launch's
+// TMPDIR is a folder of this test's own, so that other launches' folders are not counted.
+TEST(Launch, KillingTheLauncherWithSigkillLeavesNoRendezvousFolder) {
+  const ScratchDir tmp;
+  Launch run({"launch", "--nproc", "2", "--", "/bin/sh", "-c",
+              "echo key >\"$LAYERPLAN_STORE_DIR/key$LAYERPLAN_RANK\"; echo started; exec sleep 1000"},
+             {{"TMPDIR", tmp.path().string()}});
+  ASSERT_TRUE(run.wait_for_output("[rank 0] started")) << run.describe();
+  ASSERT_TRUE(run.wait_for_output("[rank 1] started")) << run.describe();
+  const std::vector<fs::path> folders = rendezvous_folders(tmp.path());
+  ASSERT_EQ(folders.size(), 1u) << run.describe();
+  ASSERT_TRUE(fs::exists(folders[0] / "key0") && fs::exists(folders[0] / "key1")) << run.describe();
+  run.signal(SIGKILL);
+  EXPECT_EQ(run.wait(), -1);
+  const auto end = Clock::now() + std::chrono::seconds(5);
+  while (!rendezvous_folders(tmp.path()).empty() && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(rendezvous_folders(tmp.path()).empty()) << "the rendezvous folder survived\n" << run.describe();
 }
 
 TEST(Launch, AHundredMegabytesWithoutANewlineComeOutInPrefixedPiecesAndTheLauncherStaysSmall) {

@@ -277,6 +277,21 @@ TEST(TrainCommand, BadCheckpointsAreOneLineAndExit2) {
   }
 }
 
+// A step count out of range was "internal error: stoll", exit 1.
+TEST(TrainCommand, ACheckpointStepThatIsNotAStepCountIsOneLineNamingTheFileAndTheField) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json");
+  for (const std::string step : {"99999999999999999999", "2147483648", "-1", "12abc", ""}) {
+    const fs::path file = dir.path() / "huge.safetensors";
+    write_checkpoint(file.string(), TrainingState{{}, {{"model", "lenet5"}, {"step", step}}});
+    const Outcome r = run({"train", "--plan", one.string(), "--steps", "2", "--resume", file.string()});
+    EXPECT_EQ(r.exit_code, 2) << describe(r);
+    ASSERT_EQ(lines_of(r.err).size(), 1u) << describe(r);
+    EXPECT_EQ(r.err, "layerplan: checkpoint '" + file.string() + "': metadata field 'step' is '" + step +
+                         "': expected a whole number of steps from 0 to 2147483647\n");
+  }
+}
+
 // "epoch 1 (part): test accuracy 80.84% (8071 of 9984 images), ...": the image counts.
 std::pair<long, long> test_counts(const Outcome& r) {
   const size_t at = r.out.find("test accuracy");
