@@ -9,33 +9,46 @@ torchvision's parameter count and the built-in model's multiply-adds where one e
 layerplan refuses is listed with the refusal (operators layerplan does not read yet).
 
 Needs Debian's python3-torch and python3-torchvision (not installed by scripts/setup):
-  /usr/bin/python3 bench/onnx_torchvision.py BUILD_DIR OUT_DIR [MODEL...]
+  /usr/bin/python3 bench/onnx_torchvision.py [--opset N] [--reuse] BUILD_DIR OUT_DIR [MODEL...]
+--opset: the opset exported (default 14); --reuse: an OUT_DIR/MODEL.onnx already there is
+read as it is, not exported again. The export recipe is docs/model-format.md's.
 """
+import argparse
 import json
 import os
 import struct
 import subprocess
-import sys
 import time
 import warnings
 
 import torch
 import torchvision
 
-MODELS = ["resnet18", "resnet50", "vgg16", "alexnet", "inception_v3", "googlenet", "densenet121", "mobilenet_v2",
-          "mobilenet_v3_small", "efficientnet_b0", "resnext50_32x4d", "squeezenet1_0"]
+# torchvision 0.14's classification CNNs without LayerNorm or attention, and VGG-16.
+MODELS = ["alexnet", "densenet121", "efficientnet_b0", "efficientnet_v2_s", "googlenet", "inception_v3",
+          "mnasnet0_5", "mobilenet_v2", "mobilenet_v3_small", "regnet_x_400mf", "regnet_y_400mf", "resnet18",
+          "resnet50", "resnext50_32x4d", "shufflenet_v2_x0_5", "squeezenet1_0", "vgg11", "vgg16",
+          "wide_resnet50_2"]
 BUILT_IN = {"resnet50", "vgg16", "alexnet", "inception_v3"}
 
 
-def export(name, path):
+def build(name):
+    """torchvision's model as docs/model-format.md's recipe builds it for export."""
     kwargs = {"aux_logits": False, "init_weights": False} if name in ("inception_v3", "googlenet") else {}
-    if name.startswith("efficientnet"):
-        kwargs["stochastic_depth_prob"] = 0.0  # PyTorch 1.13 cannot export its Bernoulli in training mode
     model = getattr(torchvision.models, name)(**kwargs)
-    size = 299 if name == "inception_v3" else 224
-    torch.onnx.export(model, torch.randn(2, 3, size, size), path, training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False, opset_version=14, input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    for module in model.modules():  # PyTorch 1.13 cannot export stochastic depth's Bernoulli in training mode
+        if isinstance(module, torchvision.ops.StochasticDepth):
+            module.p = 0.0
+    return model
+
+
+def export(name, path, opset, reuse):
+    model = build(name)
+    if not (reuse and os.path.exists(path)):
+        size = 299 if name == "inception_v3" else 224
+        torch.onnx.export(model, torch.randn(2, 3, size, size), path, training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, opset_version=opset, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
     return sum(p.numel() for p in model.parameters())
 
 
@@ -92,9 +105,15 @@ def models_row(layerplan, model):
 
 
 def main():
-    build, out = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or MODELS
-    layerplan = os.path.join(build, "layerplan")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opset", type=int, default=14)
+    parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("build")
+    parser.add_argument("out")
+    parser.add_argument("models", nargs="*")
+    args = parser.parse_args()
+    out, names = args.out, args.models or MODELS
+    layerplan = os.path.join(args.build, "layerplan")
     os.makedirs(out, exist_ok=True)
     print("| model | torchvision parameters | ONNX: layers | parameters | GMAC/image | built-in GMAC/image | "
           "plan on 16 GPUs (s) | result |")
@@ -103,7 +122,7 @@ def main():
     for name in names:
         path = os.path.join(out, name + ".onnx")
         try:
-            torch_params = export(name, path)
+            torch_params = export(name, path, args.opset, args.reuse)
         except Exception as e:  # pylint: disable=broad-except
             print(f"| {name} | — | — | — | — | — | — | torch.onnx.export failed: `{str(e).splitlines()[0][:120]}` |")
             continue

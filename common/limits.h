@@ -18,6 +18,15 @@ inline constexpr int64_t kMaxLayerInputs = 1024;                  // inputs of o
 inline constexpr int64_t kMaxDevices = int64_t{1} << 16;          // devices of a plan or a cluster
 inline constexpr int64_t kMaxPlanDeviceIds = int64_t{1} << 26;    // layers x devices: a plan's device lists
 
+// An ONNX graph (model/onnx_parse.cc), counted as the file is read, before protobuf builds
+// the graph and libonnx checks it: PyTorch writes a few nodes per layer (GELU: 5, shape
+// arithmetic: a few more), so 8 per layer leaves room; initializers are at most a
+// layer's 4 parameters plus constants.
+inline constexpr int64_t kMaxOnnxNodes = kMaxLayers * 8;         // nodes of the main graph
+inline constexpr int64_t kMaxOnnxInitializers = kMaxLayers * 8;  // initializers, sparse ones included
+inline constexpr int64_t kMaxOnnxGraphInputs = kMaxLayers * 8;   // graph inputs (weights declared as inputs)
+inline constexpr int64_t kMaxOnnxValueInfos = kMaxLayers * 8;    // graph outputs and value_info entries
+
 // Input files (common/input_file.h): the most bytes read from each kind.
 inline constexpr int64_t kMaxTextInputBytes = int64_t{64} << 20;  // model, plan, cluster, admin, link figures
 inline constexpr int64_t kMaxHwlocXmlBytes = int64_t{64} << 20;   // an hwloc XML export

@@ -62,6 +62,8 @@ double activation_flops(ActivationKind activation) {
       return 4.0;  // exp, add, divide
     case ActivationKind::kSilu:
       return 5.0;  // sigmoid, multiply
+    case ActivationKind::kGelu:
+      return 7.0;  // erf or tanh (as an exponential, two), four multiply-adds, a multiply
   }
   return 1.0;
 }

@@ -80,6 +80,7 @@ const std::map<std::string, std::vector<std::string>>& allowed_fields() {
       {"silu", {}},
       {"hardsigmoid", {"alpha", "beta"}},
       {"hardswish", {}},
+      {"gelu", {"approximate"}},
       {"mul", {}},
   };
   return fields;
@@ -132,8 +133,8 @@ std::vector<int> inputs_of(const LayerEntry& e, const json& entry, const std::ma
   return out;
 }
 
-// The activation kinds (clip, relu6, sigmoid, silu, hardsigmoid, hardswish); nullopt for
-// another kind.
+// The activation kinds (clip, relu6, sigmoid, silu, hardsigmoid, hardswish, gelu); nullopt
+// for another kind.
 std::optional<int> add_activation(ModelGraph& g, const LayerEntry& e, const std::string& kind, const std::string& name,
                                   int x) {
   if (kind == "clip") {
@@ -149,6 +150,13 @@ std::optional<int> add_activation(ModelGraph& g, const LayerEntry& e, const std:
                         e.number_or("beta", kHardSigmoidBeta));
   }
   if (kind == "hardswish") return g.activation(name, x, ActivationKind::kHardSwish);
+  if (kind == "gelu") {
+    const std::string approximate = e.has("approximate") ? e.text("approximate") : "none";
+    if (approximate != "none" && approximate != "tanh") {
+      e.fail("approximate '" + clipped(approximate) + "': expected none or tanh");
+    }
+    return g.gelu(name, x, approximate == "tanh" ? GeluApproximation::kTanh : GeluApproximation::kNone);
+  }
   return std::nullopt;
 }
 
@@ -233,7 +241,7 @@ int add_entry(ModelGraph& g, const json& entry, int index, std::map<std::string,
     e.fail("unknown kind '" + clipped(kind) +
            "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
            "relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, sigmoid, silu, "
-           "hardsigmoid, hardswish or mul");
+           "hardsigmoid, hardswish, gelu or mul");
   }
   for (const auto& [key, value] : entry.items()) {
     const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
@@ -318,6 +326,9 @@ void add_settings(const Layer& l, nlohmann::ordered_json& entry) {
   } else if (l.kind == LayerKind::kActivation && l.activation == ActivationKind::kHardSigmoid) {
     entry["alpha"] = l.alpha;
     entry["beta"] = l.beta;
+  } else if (l.kind == LayerKind::kActivation && l.activation == ActivationKind::kGelu &&
+             l.gelu_approximation != GeluApproximation::kNone) {
+    entry["approximate"] = std::string(gelu_approximation_name(l.gelu_approximation));
   }
 }
 

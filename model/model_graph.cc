@@ -64,8 +64,14 @@ std::string_view activation_name(ActivationKind activation) {
       return "hardsigmoid";
     case ActivationKind::kHardSwish:
       return "hardswish";
+    case ActivationKind::kGelu:
+      return "gelu";
   }
   return "unknown";
+}
+
+std::string_view gelu_approximation_name(GeluApproximation approximation) {
+  return approximation == GeluApproximation::kTanh ? "tanh" : "none";
 }
 
 namespace {
@@ -261,6 +267,13 @@ int ModelGraph::activation(std::string name, int in, ActivationKind activation, 
   l.activation = activation;
   l.alpha = has_constants ? alpha : 0;
   l.beta = has_constants ? beta : 0;
+  return append(std::move(l));
+}
+
+int ModelGraph::gelu(std::string name, int in, GeluApproximation approximation) {
+  Layer l = make_layer(std::move(name), LayerKind::kActivation, {in}, layer(in).output);
+  l.activation = ActivationKind::kGelu;
+  l.gelu_approximation = approximation;
   return append(std::move(l));
 }
 

@@ -55,9 +55,16 @@ std::string_view kind_name(LayerKind kind);
 //   silu         x * sigmoid(x)                      (Swish)
 //   hardsigmoid  min(max(alpha * x + beta, 0), 1)    (PyTorch's: alpha 1/6, beta 1/2)
 //   hardswish    x * min(max(x + 3, 0), 6) / 6
-enum class ActivationKind { kClip, kSigmoid, kSilu, kHardSigmoid, kHardSwish };
-// "clip", "sigmoid", "silu", "hardsigmoid", "hardswish": the JSON kind of the layer.
+//   gelu         x * Φ(x) = x/2 * (1 + erf(x/√2)), or with approximate 'tanh'
+//                x/2 * (1 + tanh(√(2/π) * (x + 0.044715 x³)))  (Layer::gelu_approximation)
+enum class ActivationKind { kClip, kSigmoid, kSilu, kHardSigmoid, kHardSwish, kGelu };
+// "clip", "sigmoid", "silu", "hardsigmoid", "hardswish", "gelu": the JSON kind of the layer.
 std::string_view activation_name(ActivationKind activation);
+
+// torch.nn.GELU(approximate=...): 'none' (the exact erf form) or 'tanh'.
+enum class GeluApproximation { kNone, kTanh };
+// "none", "tanh": the JSON field approximate of a gelu layer, as PyTorch spells it.
+std::string_view gelu_approximation_name(GeluApproximation approximation);
 
 // PyTorch's defaults: BatchNorm2d(eps=1e-5, momentum=0.1), Dropout(p=0.5), Hardsigmoid.
 inline constexpr double kDefaultBatchNormEpsilon = 1e-5;
@@ -97,9 +104,10 @@ struct Layer {
   // alpha, beta; unused otherwise).
   ActivationKind activation = ActivationKind::kClip;
   double alpha = 0, beta = 0;
-  double epsilon = kDefaultBatchNormEpsilon;    // batch norm only
-  double momentum = kDefaultBatchNormMomentum;  // batch norm only: running statistics
-  double dropout_ratio = kDefaultDropoutRatio;  // dropout only: probability of dropping
+  GeluApproximation gelu_approximation = GeluApproximation::kNone;  // gelu only
+  double epsilon = kDefaultBatchNormEpsilon;                        // batch norm only
+  double momentum = kDefaultBatchNormMomentum;                      // batch norm only: running statistics
+  double dropout_ratio = kDefaultDropoutRatio;                      // dropout only: probability of dropping
 };
 
 class ModelGraph {
@@ -120,6 +128,7 @@ class ModelGraph {
   // An element-wise activation; alpha and beta as Layer says (checked: clip needs
   // alpha <= beta, every constant must be finite).
   int activation(std::string name, int in, ActivationKind activation, double alpha = 0, double beta = 0);
+  int gelu(std::string name, int in, GeluApproximation approximation);
   // in * scale, where scale has in's shape or is (n, c, 1, 1) (broadcast over h and w).
   int mul(std::string name, int in, int scale);
   int flatten(std::string name, int in);

@@ -10,7 +10,11 @@
 #include "common/error.h"
 #include "common/limits.h"
 #include "common/text.h"
+#include "model/onnx_external_data.h"
+#include "model/onnx_gelu.h"
 #include "model/onnx_model.h"
+#include "model/onnx_opset.h"
+#include "model/onnx_transformer.h"
 
 namespace layerplan::onnx_import {
 
@@ -25,23 +29,11 @@ void check_graph_present(const onnx::ModelProto& model, const std::string& origi
 }
 
 void check_opset(const onnx::ModelProto& model, const std::string& origin) {
-  int64_t opset = -1;
-  for (const onnx::OperatorSetIdProto& id : model.opset_import()) {
-    if (id.domain().empty() || id.domain() == "ai.onnx") opset = id.version();
-  }
+  const int64_t opset = default_opset(model);
   require(opset >= kMinOnnxOpset && opset <= kMaxOnnxOpset,
           origin + ": opset " + (opset < 0 ? std::string("missing") : std::to_string(opset)) + ": expected " +
               std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
               " (torch.onnx.export(..., opset_version=17))");
-}
-
-// Weights in external files are refused before the checker, which would look for them.
-void refuse_external_data(const onnx::GraphProto& graph, const std::string& origin) {
-  for (const onnx::TensorProto& t : graph.initializer()) {
-    require(t.data_location() != onnx::TensorProto::EXTERNAL,
-            origin + ": initializer '" + clipped(t.name()) +
-                "' keeps its data in an external file: not supported (export the weights inside the file)");
-  }
 }
 
 // Which nodes read each node's outputs, and which nodes each node reads.
@@ -280,11 +272,12 @@ std::string unsupported(const onnx::NodeProto& node) {
 
 // Operators without a handler, refused (the first in the file) before ONNX's checker and
 // shape inference, whose messages about them (an LSTM on an NCHW tensor) would not say so.
+// The nodes of a GELU pattern are read as one layer, whatever their operators.
 void refuse_unsupported_operators(const onnx::GraphProto& graph, const std::vector<int>& positions,
-                                  const std::string& origin) {
+                                  const GeluPatterns& gelus, const std::string& origin) {
   int first = -1;
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (op_of(graph.node(i)) == nullptr &&
+    if (op_of(graph.node(i)) == nullptr && !gelus.covers(i) &&
         (first < 0 || positions[static_cast<size_t>(i)] < positions[static_cast<size_t>(first)])) {
       first = i;
     }
@@ -295,13 +288,18 @@ void refuse_unsupported_operators(const onnx::GraphProto& graph, const std::vect
   }
 }
 
+// One node by its operator's handler, or the last node of a GELU pattern (`gelu`).
 void add_node(ImportState& s, const onnx::NodeProto& node, int position, const std::string& origin,
-              const std::map<std::string, std::vector<int64_t>>& shapes) {
+              const std::map<std::string, std::vector<int64_t>>& shapes, const GeluPattern* gelu) {
   NodeContext ctx(node, node_where(node, position, origin), s);
   const OpEntry* op = op_of(node);
-  if (!op) ctx.fail(unsupported(node));
+  if (!op && !gelu) ctx.fail(unsupported(node));
   try {
-    op->handle(ctx);
+    if (gelu) {
+      add_gelu_layer(ctx, *gelu);
+    } else {
+      op->handle(ctx);
+    }
   } catch (const std::invalid_argument& e) {
     ctx.fail(clipped(e.what(), 4 * kMaxQuotedChars));
   }
@@ -337,10 +335,13 @@ ImportedModel import_onnx(const OnnxSource& source, int64_t batch, const std::st
   onnx::ModelProto& model = *out.proto;
   check_graph_present(model, origin);
   check_opset(model, origin);
-  refuse_external_data(model.graph(), origin);
+  refuse_external_data(model, origin);
+  lower_to_libonnx_opset(model, origin);
   const std::vector<int> positions = sort_nodes(*model.mutable_graph(), origin);
   check_window_attributes(model.graph(), positions, origin);
-  refuse_unsupported_operators(model.graph(), positions, origin);
+  refuse_transformer_nodes(model.graph(), positions, origin);
+  const GeluPatterns gelus = find_gelu_patterns(model.graph());
+  refuse_unsupported_operators(model.graph(), positions, gelus, origin);
   check_and_infer(model, origin);
   const std::map<std::string, std::vector<int64_t>> shapes = known_shapes(model.graph());
   out.state = std::make_unique<ImportState>(name);
@@ -350,7 +351,10 @@ ImportedModel import_onnx(const OnnxSource& source, int64_t batch, const std::st
   }
   for (const onnx::ValueInfoProto& v : model.graph().output()) out.state->readers[v.name()].push_back(nullptr);
   for (int i = 0; i < model.graph().node_size(); ++i) {
-    add_node(*out.state, model.graph().node(i), positions[static_cast<size_t>(i)], origin, shapes);
+    if (gelus.inner_nodes.count(i)) continue;
+    const auto gelu = gelus.by_last_node.find(i);
+    add_node(*out.state, model.graph().node(i), positions[static_cast<size_t>(i)], origin, shapes,
+             gelu == gelus.by_last_node.end() ? nullptr : &gelu->second);
   }
   add_loss(*out.state, model.graph(), origin);
   return out;

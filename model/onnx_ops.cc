@@ -37,6 +37,15 @@ Activation NodeContext::activation(int slot) const {
   return a;
 }
 
+Activation NodeContext::activation_named(const std::string& name) const {
+  const auto it = state_.activations.find(name);
+  if (it == state_.activations.end()) fail("'" + clipped(name) + "' is not the output of a layer");
+  if (it->second.pad_h != 0 || it->second.pad_w != 0) {
+    fail("'" + clipped(name) + "' is zero-padded by a Pad node: only Conv and AveragePool take a padded input");
+  }
+  return it->second;
+}
+
 const Param* NodeContext::constant_named(const std::string& name) const {
   const auto it = state_.params.find(name);
   return it == state_.params.end() ? nullptr : &it->second;
@@ -375,6 +384,37 @@ void global_average_pool(NodeContext& n) {
   n.produce(n.graph().global_avg_pool(n.layer_name(nullptr), x.layer), 4);
 }
 
+// ReduceMean over height and width is global average pooling (torchvision's x.mean([2, 3])):
+// keepdims 1 keeps N x C x 1 x 1, keepdims 0 gives N x C. An axis of extent 1 may be
+// reduced or not alike. No layer kind takes a mean over other axes.
+void reduce_mean(NodeContext& n) {
+  const Activation x = n.activation(0);
+  const Shape& s = n.graph().layer(x.layer).output;
+  const int64_t keepdims = n.int_attribute("keepdims", 1);
+  if (keepdims != 0 && keepdims != 1) n.fail("keepdims " + std::to_string(keepdims) + ": expected 0 or 1");
+  std::vector<int64_t> axes = n.ints_attribute("axes", {});
+  std::array<bool, 4> reduced{};
+  std::string text;
+  for (int64_t d = 0; axes.empty() && d < x.rank; ++d) reduced[static_cast<size_t>(d)] = true;  // none: all
+  for (const int64_t a : axes) {
+    if (a < -x.rank || a >= x.rank)
+      n.fail("axis " + std::to_string(a) + " of a rank-" + std::to_string(x.rank) + " input");
+    reduced[static_cast<size_t>(a < 0 ? a + x.rank : a)] = true;
+    text += (text.empty() ? "" : ", ") + std::to_string(a);
+  }
+  text = axes.empty() ? "all axes" : "axes [" + text + "]";
+  const bool plane =
+      x.rank == 4 && !reduced[0] && !reduced[1] && (reduced[2] || s.h() == 1) && (reduced[3] || s.w() == 1);
+  if (!plane) {
+    n.fail("mean over " + text + " of a " + s.str() +
+           " input: only the mean over height and width (axes 2, 3: global average pooling) is supported");
+  }
+  if (keepdims == 0 && !(reduced[2] && reduced[3])) {
+    n.fail("mean over " + text + " with keepdims 0: expected axes 2 and 3 (the result N x C)");
+  }
+  n.produce(n.graph().global_avg_pool(n.layer_name(nullptr), x.layer), keepdims == 1 ? 4 : 2);
+}
+
 // A fully connected layer y = x·M (+ b) of the NC input `x`, where M is `w` (2-D) or, when
 // `w_is_out_in`, wᵀ: PyTorch's weight is [out_features, in_features], so a weight
 // given as [in, out] is bound transposed (undoing a Transpose node's transposition).
@@ -682,7 +722,7 @@ void constant(NodeContext& n) {
 
 // The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
 // exports readable; everything else maps to one layer kind (docs/model-format.md).
-constexpr std::array<OpEntry, 27> kOps = {{
+constexpr std::array<OpEntry, 28> kOps = {{
     {"Add", &add},
     {"AveragePool", &average_pool},
     {"BatchNormalization", &batch_normalization},
@@ -703,6 +743,7 @@ constexpr std::array<OpEntry, 27> kOps = {{
     {"MaxPool", &max_pool},
     {"Mul", &mul},
     {"Pad", &pad},
+    {"ReduceMean", &reduce_mean},
     {"Relu", &relu},
     {"Reshape", &reshape},
     {"Shape", &shape},

@@ -70,10 +70,11 @@ class NodeContext {
   [[noreturn]] void fail(const std::string& what) const;
 
   bool has_input(int slot) const;
-  Activation activation(int slot) const;                    // input `slot` must be a layer's output, unpadded
-  Activation padded_activation(int slot) const;             // the same, maybe zero-padded by a Pad node
-  std::vector<int64_t> int64_values(const Param& p) const;  // an int64 constant's values
-  const Param& param(int slot) const;                       // input `slot` must be an initializer or constant
+  Activation activation(int slot) const;                       // input `slot` must be a layer's output, unpadded
+  Activation padded_activation(int slot) const;                // the same, maybe zero-padded by a Pad node
+  Activation activation_named(const std::string& name) const;  // tensor `name` must be a layer's output, unpadded
+  std::vector<int64_t> int64_values(const Param& p) const;     // an int64 constant's values
+  const Param& param(int slot) const;                          // input `slot` must be an initializer or constant
   // The constant (initializer, Constant or Transpose output) of that name, or null.
   const Param* constant_named(const std::string& name) const;
   // The shape of input `slot` as the layer kind needs it; fails naming both shapes.

@@ -6,6 +6,7 @@
 #include <google/protobuf/wire_format_lite.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -14,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/limits.h"
 
 namespace layerplan::onnx_import {
 
@@ -29,6 +31,40 @@ constexpr uint32_t kModelGraphTag = WireFormatLite::MakeTag(7, WireFormatLite::W
 constexpr uint32_t kGraphInitializerTag = WireFormatLite::MakeTag(5, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
 constexpr uint32_t kTensorRawDataTag = WireFormatLite::MakeTag(9, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
 
+// The repeated fields of a GraphProto counted against common/limits.h while the file is
+// copied, so that a file of a million nodes is refused before protobuf builds them (and
+// long before libonnx's checker and shape inference walk them).
+struct CountedField {
+  const char* what;
+  int64_t limit;
+};
+constexpr std::array<CountedField, 4> kCountedFields = {{
+    {"nodes", kMaxOnnxNodes},
+    {"initializers (sparse ones included)", kMaxOnnxInitializers},
+    {"graph inputs", kMaxOnnxGraphInputs},
+    {"graph outputs and value_info entries", kMaxOnnxValueInfos},
+}};
+
+// Which of kCountedFields a GraphProto field is (onnx.proto: node 1, initializer 5, input
+// 11, output 12, value_info 13, sparse_initializer 15), or -1.
+int counted_field(uint32_t tag) {
+  if (WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) return -1;
+  switch (WireFormatLite::GetTagFieldNumber(tag)) {
+    case 1:
+      return 0;
+    case 5:
+    case 15:
+      return 1;
+    case 11:
+      return 2;
+    case 12:
+    case 13:
+      return 3;
+    default:
+      return -1;
+  }
+}
+
 // Blocks a file is read in: a tensor's header reads one, its weights are seeked over.
 constexpr int kFileBlockBytes = 64 << 10;
 
@@ -36,10 +72,12 @@ constexpr int kFileBlockBytes = 64 << 10;
 // copies each one whole), except that the raw_data of long initializers is skipped and
 // replaced by one byte. Lengths are checked against what is left of the enclosing message
 // or of the file, as protobuf's parser would; every other field is left for protobuf to
-// judge when it parses the copy.
+// judge when it parses the copy. The graph's nodes, initializers, inputs and outputs are
+// counted on the way (all of the graph field's occurrences together: protobuf merges them).
 class LeanCopy {
  public:
-  LeanCopy(CodedInputStream& in, int64_t file_size) : in_(in), file_size_(file_size) {}
+  LeanCopy(CodedInputStream& in, int64_t file_size, const std::string& origin)
+      : in_(in), file_size_(file_size), origin_(origin) {}
 
   bool model(CodedOutputStream& out) {
     while (const uint32_t tag = in_.ReadTag()) {
@@ -56,6 +94,7 @@ class LeanCopy {
  private:
   bool graph(CodedOutputStream& out) {
     while (const uint32_t tag = in_.ReadTag()) {
+      count(tag);
       bool ok = false;
       if (tag == kGraphInitializerTag) {
         const size_t index = spans_.size();
@@ -94,6 +133,17 @@ class LeanCopy {
     return true;
   }
 
+  // Throws UsageError once a counted field passes its limit.
+  void count(uint32_t tag) {
+    const int field = counted_field(tag);
+    if (field < 0) return;
+    const CountedField& f = kCountedFields[static_cast<size_t>(field)];
+    if (++counts_[static_cast<size_t>(field)] > f.limit) {
+      throw UsageError(origin_ + ": more than " + std::to_string(f.limit) + " " + f.what +
+                       " in the graph: the limit (docs/limits.md)");
+    }
+  }
+
   // A length that fits in what is left of the enclosing message, or of the file.
   bool read_length(uint32_t& length) {
     if (!in_.ReadVarint32(&length)) return false;
@@ -124,6 +174,8 @@ class LeanCopy {
 
   CodedInputStream& in_;
   int64_t file_size_;
+  const std::string& origin_;
+  std::array<int64_t, kCountedFields.size()> counts_{};
   std::vector<std::optional<DataSpan>> spans_;
 };
 
@@ -167,7 +219,7 @@ ParsedOnnx parse_onnx(const OnnxSource& source, const std::string& origin) {
     CodedInputStream in(stream.get());
     StringOutputStream lean_stream(&lean);
     CodedOutputStream out(&lean_stream);
-    LeanCopy copy(in, source.size());
+    LeanCopy copy(in, source.size(), origin);
     require(copy.model(out), refusal);
     spans = std::move(copy.spans());
   }

@@ -75,7 +75,10 @@ struct ParsedOnnx {
   std::unordered_map<const onnx::TensorProto*, DataSpan> elided;
 };
 
-// Throws UsageError "ORIGIN: not an ONNX model (not a protobuf ModelProto, or truncated)"
+// Throws UsageError "ORIGIN: more than 131072 nodes in the graph: the limit ..." as soon as
+// the graph has more nodes, initializers, inputs or outputs than common/limits.h allows
+// (counted while the file is read: nothing of a larger graph is built), and
+// "ORIGIN: not an ONNX model (not a protobuf ModelProto, or truncated)"
 // for bytes protobuf would not parse, or that end before the fields they announce.
 ParsedOnnx parse_onnx(const OnnxSource& source, const std::string& origin);
 

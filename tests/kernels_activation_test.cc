@@ -20,10 +20,19 @@ struct Case {
   ActivationKind kind;
   double alpha, beta;
   std::function<double(double)> f;
-  std::function<double(double)> derivative;  // PyTorch's, at the kinks too
+  std::function<double(double)> derivative;                    // PyTorch's, at the kinks too
+  GeluApproximation approximation = GeluApproximation::kNone;  // gelu only
 };
 
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// GELU's tanh form: x/2 (1 + tanh(u)), u = √(2/π)(x + 0.044715 x³), and its derivative.
+double gelu_tanh_u(double x) { return std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x); }
+double gelu_tanh(double x) { return x / 2 * (1 + std::tanh(gelu_tanh_u(x))); }
+double gelu_tanh_derivative(double x) {
+  const double t = std::tanh(gelu_tanh_u(x));
+  return (1 + t) / 2 + x / 2 * (1 - t * t) * std::sqrt(2 / M_PI) * (1 + 3 * 0.044715 * x * x);
+}
 
 std::vector<Case> cases() {
   return {
@@ -40,6 +49,10 @@ std::vector<Case> cases() {
        [](double x) { return x < -3  ? 0.0
                              : x < 3 ? (2 * x + 3) / 6
                                      : 1.0; }},
+      // x Φ(x): its derivative Φ(x) + x φ(x).
+      {"gelu", ActivationKind::kGelu, 0, 0, [](double x) { return x / 2 * std::erfc(-x / std::sqrt(2.0)); },
+       [](double x) { return std::erfc(-x / std::sqrt(2.0)) / 2 + x * std::exp(-x * x / 2) / std::sqrt(2 * M_PI); }},
+      {"gelu_tanh", ActivationKind::kGelu, 0, 0, gelu_tanh, gelu_tanh_derivative, GeluApproximation::kTanh},
   };
 }
 
@@ -65,7 +78,9 @@ TEST_P(Activations, MatchTheDefinitionsOverTheWholeTensor) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(std::string(c.name) + " on " + GetParam());
     ModelGraph g("one");
-    const int id = g.activation("act", g.input("in", shape), c.kind, c.alpha, c.beta);
+    const int in = g.input("in", shape);
+    const int id = c.kind == ActivationKind::kGelu ? g.gelu("act", in, c.approximation)
+                                                   : g.activation("act", in, c.kind, c.alpha, c.beta);
     const LayerRef l(g, id);
     std::vector<float> want_y, want_dx;
     for (size_t i = 0; i < xs.size(); ++i) {
@@ -76,6 +91,31 @@ TEST_P(Activations, MatchTheDefinitionsOverTheWholeTensor) {
     const std::vector<float> dx = kernels->activation_backward(l, x, dy).values();
     EXPECT_LE(relative_error(dx, want_dx), 1e-6);
     for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(dx[i], want_dx[i], 1e-6) << "at the kink x = " << xs[i];
+  }
+}
+
+// GELU at a few points as PyTorch 1.13 computes it on the CPU in float32
+// (torch.nn.functional.gelu(x, approximate=...) and its gradient of y.sum()).
+TEST_P(Activations, GeluIsPyTorchsInBothForms) {
+  auto kernels = make_kernels(GetParam(), 1);
+  const Shape shape{{1, 4, 1, 1}};
+  const Box whole = Box::whole(shape);
+  const Tensor x(whole, {-2.5f, -0.5f, 1.0f, 2.0f});
+  const Tensor ones(whole, {1.0f, 1.0f, 1.0f, 1.0f});
+  struct Form {
+    GeluApproximation approximation;
+    std::vector<float> y, dx;
+  };
+  for (const Form& f : {Form{GeluApproximation::kNone,
+                             {-0.0155241787f, -0.154268786f, 0.841344714f, 1.95449996f},
+                             {-0.0376110673f, 0.13250491f, 1.08331537f, 1.0852319f}},
+                        Form{GeluApproximation::kTanh,
+                             {-0.0150842965f, -0.154285997f, 0.841192007f, 1.95459771f},
+                             {-0.037951652f, 0.13263011f, 1.08296406f, 1.08609927f}}}) {
+    ModelGraph g("one");
+    const LayerRef l(g, g.gelu("gelu", g.input("in", shape), f.approximation));
+    EXPECT_LE(relative_error(kernels->activation_forward(l, x, whole).values(), f.y), 1e-6);
+    EXPECT_LE(relative_error(kernels->activation_backward(l, x, ones).values(), f.dx), 1e-6);
   }
 }
 

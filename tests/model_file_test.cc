@@ -32,6 +32,7 @@ void expect_same_graph(const ModelGraph& a, const ModelGraph& b) {
     EXPECT_EQ(x.window.stride_h, y.window.stride_h) << x.name;
     EXPECT_EQ(x.window.pad_w, y.window.pad_w) << x.name;
     EXPECT_EQ(x.activation, y.activation) << x.name;
+    EXPECT_EQ(x.gelu_approximation, y.gelu_approximation) << x.name;
     EXPECT_EQ(x.alpha, y.alpha) << x.name;
     EXPECT_EQ(x.beta, y.beta) << x.name;
     EXPECT_EQ(x.epsilon, y.epsilon) << x.name;
@@ -155,6 +156,34 @@ TEST(ModelFileTest, ActivationsMulAndLayerSettingsRoundTrip) {
   EXPECT_EQ(model_to_json(build_zoo_model("alexnet", 2)).find("ratio"), std::string::npos);
 }
 
+// GELU in both of PyTorch's forms; approximate "none" is the default and stays out of the file.
+TEST(ModelFileTest, GeluLayersRoundTripWithTheirApproximation) {
+  const std::string text = R"({
+    "format": "layerplan-model", "version": 1, "name": "gelu",
+    "input": {"channels": 3, "height": 8, "width": 8},
+    "layers": [
+      {"name": "conv", "kind": "conv2d", "out_channels": 4, "kernel": 3},
+      {"name": "exact", "kind": "gelu"},
+      {"name": "tanh", "kind": "gelu", "approximate": "tanh"},
+      {"name": "pool", "kind": "global_avg_pool"},
+      {"name": "flat", "kind": "flatten"},
+      {"name": "fc", "kind": "fully_connected", "out_features": 2},
+      {"name": "loss", "kind": "softmax_cross_entropy"}
+    ]})";
+  const ModelGraph g = model_from_json(text, 2, "gelu.json");
+  EXPECT_EQ(g.layer(2).activation, ActivationKind::kGelu);
+  EXPECT_EQ(g.layer(2).gelu_approximation, GeluApproximation::kNone);
+  EXPECT_EQ(g.layer(3).gelu_approximation, GeluApproximation::kTanh);
+  const std::string written = model_to_json(g);
+  EXPECT_NE(written.find(R"("approximate": "tanh")"), std::string::npos) << written;
+  EXPECT_EQ(written.find(R"("approximate": "none")"), std::string::npos) << written;
+  expect_same_graph(g, model_from_json(written, 2, "back.json"));
+  EXPECT_THROW(
+      model_from_json(text.substr(0, text.find("\"tanh\"}")) + "\"erf\"}" + text.substr(text.find("\"tanh\"}") + 7), 2,
+                      "bad.json"),
+      UsageError);
+}
+
 std::string error_of(const std::string& layers, const std::string& head = "") {
   const std::string text = R"({"format": "layerplan-model", "version": 1, "name": "m", )" + head +
                            R"("input": {"channels": 1, "height": 8, "width": 8}, "layers": [)" + layers + "]}";
@@ -170,7 +199,7 @@ TEST(ModelFileTest, MistakesNameTheLayerAndField) {
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv3d"})"),
             "m.json: layers[0] 'a': unknown kind 'conv3d': expected conv2d, max_pool, avg_pool, global_avg_pool, "
             "fully_connected, relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, "
-            "sigmoid, silu, hardsigmoid, hardswish or mul");
+            "sigmoid, silu, hardsigmoid, hardswish, gelu or mul");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "kernel": 3})"), "m.json: layers[0] 'a': missing out_channels");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "out_channels": "8"})"),
             "m.json: layers[0] 'a': out_channels \"8\": expected an integer from 1 to 1073741824");

@@ -47,6 +47,9 @@ class GpuKernels : public ReferenceKernels {
                                             const Tensor& grad_output) override;
   Tensor do_relu_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
   Tensor do_relu_backward(const LayerRef& l, const Tensor& y, const Tensor& grad_output) override;
+  // GELU on the GPU; the other activations by the reference loops.
+  Tensor do_activation_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_activation_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) override;
   BatchNormStats do_batch_norm_statistics(const LayerRef& l, const Tensor& x, const Box& out_box) override;
   Tensor do_batch_norm_forward(const LayerRef& l, const LayerParams& params, const Tensor& x,
                                const BatchNormStats& global, const Box& out_box) override;

@@ -1,5 +1,5 @@
 // NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
-// GpuKernels' dropout, global average pooling, concat, add and loss (gpu_kernels.h).
+// GpuKernels' dropout, global average pooling, GELU, concat, add and loss (gpu_kernels.h).
 #include "runtime/gpu/gpu_kernels_state.h"
 #include "runtime/gpu/pointwise_kernels.h"
 
@@ -50,6 +50,28 @@ Tensor GpuKernels::do_global_avg_pool_backward(const LayerRef& l, const Tensor& 
   float* dx = ctx.arena().allocate_n<float>(static_cast<size_t>(in_box.volume()));
   gpu::global_avg_pool_backward(dy, dx, grad_output.size(), s.h() * s.w(), ctx.stream());
   return ctx.download(dx, in_box);
+}
+
+Tensor GpuKernels::do_activation_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
+  if (l.layer.activation != ActivationKind::kGelu) return ReferenceKernels::do_activation_forward(l, x, out_box);
+  gpu::GpuContext& ctx = state_->ctx;
+  ctx.arena().reset();
+  const float* ux = ctx.upload(x);
+  float* y = ctx.arena().allocate_n<float>(static_cast<size_t>(x.size()));
+  gpu::gelu_forward(ux, y, x.size(), l.layer.gelu_approximation == GeluApproximation::kTanh, ctx.stream());
+  return ctx.download(y, out_box);
+}
+
+Tensor GpuKernels::do_activation_backward(const LayerRef& l, const Tensor& x, const Tensor& grad_output) {
+  if (l.layer.activation != ActivationKind::kGelu) return ReferenceKernels::do_activation_backward(l, x, grad_output);
+  gpu::GpuContext& ctx = state_->ctx;
+  ctx.arena().reset();
+  const float* ux = ctx.upload(x);
+  const float* dy = ctx.upload(grad_output);
+  float* dx = ctx.arena().allocate_n<float>(static_cast<size_t>(grad_output.size()));
+  gpu::gelu_backward(ux, dy, dx, grad_output.size(), l.layer.gelu_approximation == GeluApproximation::kTanh,
+                     ctx.stream());
+  return ctx.download(dx, grad_output.box());
 }
 
 Tensor GpuKernels::do_concat_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) {

@@ -52,6 +52,37 @@ __global__ void gap_backward_kernel(const float* dy, float* dx, int64_t planes, 
     dx[i] = static_cast<float>(dy[i / area] / static_cast<double>(area));
 }
 
+// GELU and its derivative, as ActivationFunction (runtime/kernels/activation_math.h).
+constexpr double kSqrtHalf = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+constexpr double kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kKappa = 0.044715;
+
+__device__ double gelu_of(double x, bool tanh_form) {
+  if (tanh_form) return 0.5 * x * (1.0 + tanh(kSqrt2OverPi * (x + kKappa * x * x * x)));
+  return 0.5 * x * (1.0 + erf(x * kSqrtHalf));
+}
+
+__device__ double gelu_derivative(double x, bool tanh_form) {
+  if (tanh_form) {
+    const double t = tanh(kSqrt2OverPi * (x + kKappa * x * x * x));
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * kKappa * x * x);
+  }
+  return 0.5 * (1.0 + erf(x * kSqrtHalf)) + x * kInvSqrt2Pi * exp(-0.5 * x * x);
+}
+
+__global__ void gelu_forward_kernel(const float* x, float* y, int64_t count, bool tanh_form) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = static_cast<float>(gelu_of(x[i], tanh_form));
+}
+
+__global__ void gelu_backward_kernel(const float* x, const float* dy, float* dx, int64_t count, bool tanh_form) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dx[i] = static_cast<float>(static_cast<double>(dy[i]) * gelu_derivative(x[i], tanh_form));
+}
+
 __global__ void softmax_forward_kernel(const float* x, const int64_t* labels, float* probabilities, double* loss,
                                        int64_t samples, int64_t classes) {
   for (int64_t s = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; s < samples;
@@ -104,6 +135,18 @@ void global_avg_pool_backward(const float* dy, float* dx, int64_t planes, int64_
   if (planes * area == 0) return;
   gap_backward_kernel<<<blocks_for(planes * area), kThreads, 0, stream>>>(dy, dx, planes, area);
   check(cudaGetLastError(), "global_avg_pool_backward");
+}
+
+void gelu_forward(const float* x, float* y, int64_t count, bool tanh, cudaStream_t stream) {
+  if (count == 0) return;
+  gelu_forward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, tanh);
+  check(cudaGetLastError(), "gelu_forward");
+}
+
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t count, bool tanh, cudaStream_t stream) {
+  if (count == 0) return;
+  gelu_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, dy, dx, count, tanh);
+  check(cudaGetLastError(), "gelu_backward");
 }
 
 void softmax_cross_entropy_forward(const float* x, const int64_t* labels, float* probabilities, double* loss,

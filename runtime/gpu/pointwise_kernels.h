@@ -3,7 +3,7 @@
 // Own CUDA kernels of the layers without a fitting library call, each doing per element what
 // the reference loops do (runtime/kernels/reference_*.cc), in the same order, so that the
 // results match them closely: dropout (the same hash of the seed and the whole-tensor index,
-// kernel_types.h), global average pooling, softmax cross-entropy.
+// kernel_types.h), global average pooling, softmax cross-entropy, GELU.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -21,6 +21,11 @@ void dropout(const float* x, float* y, const Dims4& ext, const Dims4& origin, co
 void global_avg_pool_forward(const float* x, float* y, int64_t planes, int64_t area, cudaStream_t stream);
 // dx[n][c][.][.] = dy[n][c] / area.
 void global_avg_pool_backward(const float* dy, float* dx, int64_t planes, int64_t area, cudaStream_t stream);
+
+// y = GELU(x) over `count` elements, the erf form or (tanh) PyTorch's approximate='tanh',
+// computed in double as runtime/kernels/activation_math.h; the backward takes the input x.
+void gelu_forward(const float* x, float* y, int64_t count, bool tanh, cudaStream_t stream);
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t count, bool tanh, cudaStream_t stream);
 
 // Per sample i of `samples` rows of `classes` logits: softmax probabilities, and
 // loss[i] = log(sum exp(x - max)) + max - x[label[i]] (in double).

@@ -8,6 +8,8 @@
 //   hardswish        0 for x < -3, dy * (x/3 + 1/2) for -3 <= x < 3, dy from 3 on (torch's
 //                    vectorized loop, which computes all but a tensor's last few
 //                    elements; its scalar tail gives 3dy/2 at exactly 3)
+//   gelu             dy * (Φ(x) + x φ(x)) (erf form); with approximate 'tanh', PyTorch's
+//                    product rule on x/2 · (1 + tanh(u)), u = √(2/π) (x + 0.044715 x³)
 // Sums run in double and round once to float.
 #include <algorithm>
 #include <cmath>
@@ -19,10 +21,37 @@ namespace layerplan::kernels_internal {
 struct ActivationFunction {
   ActivationKind kind = ActivationKind::kClip;
   double alpha = 0, beta = 0;
+  bool gelu_tanh = false;
 
-  explicit ActivationFunction(const Layer& layer) : kind(layer.activation), alpha(layer.alpha), beta(layer.beta) {}
+  explicit ActivationFunction(const Layer& layer)
+      : kind(layer.activation),
+        alpha(layer.alpha),
+        beta(layer.beta),
+        gelu_tanh(layer.gelu_approximation == GeluApproximation::kTanh) {}
 
   static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+  // PyTorch's constants of GELU: 1/√2, 1/√(2π), √(2/π) and the cubic's 0.044715.
+  static constexpr double kSqrtHalf = 0.70710678118654752440;
+  static constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+  static constexpr double kSqrt2OverPi = 0.79788456080286535588;
+  static constexpr double kKappa = 0.044715;
+
+  double gelu(double x) const {
+    if (gelu_tanh) return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + kKappa * x * x * x)));
+    return 0.5 * x * (1.0 + std::erf(x * kSqrtHalf));
+  }
+
+  double gelu_derivative(double x) const {
+    if (gelu_tanh) {
+      const double t = std::tanh(kSqrt2OverPi * (x + kKappa * x * x * x));
+      const double inner_derivative = kSqrt2OverPi * (1.0 + 3.0 * kKappa * x * x);
+      return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * inner_derivative;
+    }
+    const double cdf = 0.5 * (1.0 + std::erf(x * kSqrtHalf));
+    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
+    return cdf + x * pdf;
+  }
 
   float forward(float xf) const {
     const double x = xf;
@@ -37,6 +66,8 @@ struct ActivationFunction {
         return static_cast<float>(std::min(std::max(alpha * x + beta, 0.0), 1.0));
       case ActivationKind::kHardSwish:
         return static_cast<float>(x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0);
+      case ActivationKind::kGelu:
+        return static_cast<float>(gelu(x));
     }
     return xf;
   }
@@ -62,6 +93,8 @@ struct ActivationFunction {
       case ActivationKind::kHardSwish:
         if (x < -3.0) return 0.0f;
         return x < 3.0 ? static_cast<float>(dy * (x / 3.0 + 0.5)) : dyf;
+      case ActivationKind::kGelu:
+        return static_cast<float>(dy * gelu_derivative(x));
     }
     return dyf;
   }

@@ -104,7 +104,7 @@ class Kernels {
   Tensor softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
                                         const std::vector<int64_t>& labels);
 
-  // activation (clip, sigmoid, silu, hardsigmoid, hardswish: layer.activation), element
+  // activation (clip, sigmoid, silu, hardsigmoid, hardswish, gelu: layer.activation), element
   // by element; the backward uses the saved input, with PyTorch's gradient at the kinks
   // (runtime/kernels/activation_math.h).
   Tensor activation_forward(const LayerRef& l, const Tensor& input, const Box& out_box);

@@ -604,6 +604,9 @@ std::optional<Eltwise> eltwise_of(const Layer& layer, bool backward) {
       return Eltwise{algorithm::eltwise_hardswish};
     case ActivationKind::kHardSigmoid:
       return std::nullopt;
+    case ActivationKind::kGelu:
+      return Eltwise{layer.gelu_approximation == GeluApproximation::kTanh ? algorithm::eltwise_gelu_tanh
+                                                                          : algorithm::eltwise_gelu_erf};
   }
   return std::nullopt;
 }
