@@ -172,6 +172,17 @@ Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot,
       if (in == consumer.output) return out_box;
       need.dim[1] = out_box.dim[1];
       return need;
+    case LayerKind::kChannelShuffle:
+      // Output channels [a, b) read channels of every group: a strided set, not an
+      // interval, so the layer is never split along channels and reads them all.
+      if (out_box.dim[1] != Interval{0, consumer.output.c()}) {
+        throw std::logic_error("channel_shuffle " + consumer.name + " cannot be split along channels");
+      }
+      return out_box;
+    case LayerKind::kChannelSlice:
+      need = out_box;
+      need.dim[1] = {out_box.dim[1].lo + consumer.first_channel, out_box.dim[1].hi + consumer.first_channel};
+      return need;
     case LayerKind::kInput:
       break;
   }

@@ -77,7 +77,9 @@ std::vector<int> devices_used(const std::vector<Configuration>& plan);
 // groups of a convolution's output channels (all of them unless it is grouped; a
 // depthwise one reads just its own channels), all input features of a fully-connected
 // layer, the channel range of one concat input (in that input's coordinates; empty if the
-// box misses it), the samples and channels of a mul's (n, c, 1, 1) scale.
+// box misses it), the samples and channels of a mul's (n, c, 1, 1) scale, every channel
+// of a channel shuffle (which is never split along channels), the channels of a channel
+// slice shifted by its first channel.
 Box required_input_box(const ModelGraph& graph, const Layer& consumer, int slot, const Box& out_box);
 
 // Elements that move from device src to device dst (src != dst) for one edge.

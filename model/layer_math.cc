@@ -160,6 +160,8 @@ double forward_flops(const ModelGraph& graph, const Layer& layer) {
     case LayerKind::kInput:
     case LayerKind::kConcat:
     case LayerKind::kFlatten:
+    case LayerKind::kChannelShuffle:  // copies: priced by the bytes they move
+    case LayerKind::kChannelSlice:
       return 0.0;
   }
   return 0.0;
@@ -181,6 +183,12 @@ bool channel_split_shards_weights(LayerKind kind) {
   return kind == LayerKind::kConv2d || kind == LayerKind::kFullyConnected || kind == LayerKind::kBatchNorm;
 }
 
+int64_t source_channel(const Layer& layer, int64_t c) {
+  if (layer.kind == LayerKind::kChannelSlice) return layer.first_channel + c;
+  const int64_t groups = layer.groups;
+  return (c % groups) * (layer.output.c() / groups) + c / groups;
+}
+
 std::array<bool, kNumDims> splittable_dims(LayerKind kind) {
   switch (kind) {
     case LayerKind::kConv2d:
@@ -192,12 +200,14 @@ std::array<bool, kNumDims> splittable_dims(LayerKind kind) {
     case LayerKind::kAdd:
     case LayerKind::kActivation:
     case LayerKind::kMul:
+    case LayerKind::kChannelSlice:
       return {true, true, true, true};
     case LayerKind::kFullyConnected:
     case LayerKind::kGlobalAvgPool:
       return {true, true, false, false};
     case LayerKind::kInput:
     case LayerKind::kConcat:
+    case LayerKind::kChannelShuffle:  // a channel range reads channels of every group (docs/planner.md)
       return {true, false, true, true};
     case LayerKind::kFlatten:
     case LayerKind::kSoftmaxCrossEntropy:

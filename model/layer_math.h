@@ -34,10 +34,14 @@ double backward_flops(const ModelGraph& graph, const Layer& layer);
 // channel split divides its weights into shards (conv2d, fully-connected, batch-norm).
 bool channel_split_shards_weights(LayerKind kind);
 
+// The input channel that output channel `c` of a channel shuffle or channel slice copies:
+// (c % groups) * (C / groups) + c / groups, or first_channel + c.
+int64_t source_channel(const Layer& layer, int64_t c);
+
 // Dimensions (NCHW) the kind can be split along: conv and pooling n, c, h, w;
-// fully-connected and global pooling n, c; softmax and flatten n; concat all but its
-// channel axis; input n, h, w; element-wise layers (ReLU, batch-norm, dropout, add,
-// activation, mul) any.
+// fully-connected and global pooling n, c; softmax and flatten n; concat and channel
+// shuffle all but their channel axis; input n, h, w; element-wise layers (ReLU,
+// batch-norm, dropout, add, activation, mul) and channel slices any.
 std::array<bool, kNumDims> splittable_dims(LayerKind kind);
 
 }  // namespace layerplan

@@ -82,6 +82,8 @@ const std::map<std::string, std::vector<std::string>>& allowed_fields() {
       {"hardswish", {}},
       {"gelu", {"approximate"}},
       {"mul", {}},
+      {"channel_shuffle", {"groups"}},
+      {"channel_slice", {"first_channel", "channels"}},
   };
   return fields;
 }
@@ -187,6 +189,8 @@ int add_layer(ModelGraph& g, const LayerEntry& e, const json& entry, const std::
   if (kind == "flatten") return g.flatten(name, x);
   if (kind == "concat") return g.concat(name, in);
   if (kind == "add") return g.add(name, in);
+  if (kind == "channel_shuffle") return g.channel_shuffle(name, x, e.integer("groups", 2));
+  if (kind == "channel_slice") return g.channel_slice(name, x, e.integer("first_channel", 0), e.integer("channels", 1));
   return g.softmax_cross_entropy(name, x);
 }
 
@@ -241,7 +245,7 @@ int add_entry(ModelGraph& g, const json& entry, int index, std::map<std::string,
     e.fail("unknown kind '" + clipped(kind) +
            "': expected conv2d, max_pool, avg_pool, global_avg_pool, fully_connected, "
            "relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, sigmoid, silu, "
-           "hardsigmoid, hardswish, gelu or mul");
+           "hardsigmoid, hardswish, gelu, mul, channel_shuffle or channel_slice");
   }
   for (const auto& [key, value] : entry.items()) {
     const bool known = key == "name" || key == "kind" || key == "input" || key == "inputs" ||
@@ -283,8 +287,8 @@ ModelGraph model_from_json(const std::string& text, int64_t batch, const std::st
 
 namespace {
 
-// A conv's, pool's or fully-connected layer's own fields; pooling modes, bias and groups
-// only where not the default.
+// A conv's, pool's, fully-connected layer's or channel permutation's own fields; pooling
+// modes, bias and groups only where not the default.
 void add_shape_fields(const Layer& l, nlohmann::ordered_json& entry) {
   using nlohmann::ordered_json;
   auto pair = [](int h, int w) { return h == w ? ordered_json(h) : ordered_json::array({h, w}); };
@@ -306,6 +310,13 @@ void add_shape_fields(const Layer& l, nlohmann::ordered_json& entry) {
     case LayerKind::kFullyConnected:
       entry["out_features"] = l.output.c();
       entry["bias"] = l.has_bias;
+      break;
+    case LayerKind::kChannelShuffle:
+      entry["groups"] = l.groups;
+      break;
+    case LayerKind::kChannelSlice:
+      entry["first_channel"] = l.first_channel;
+      entry["channels"] = l.output.c();
       break;
     default:
       break;

@@ -48,6 +48,10 @@ std::string_view kind_name(LayerKind kind) {
       return "activation";
     case LayerKind::kMul:
       return "mul";
+    case LayerKind::kChannelShuffle:
+      return "channel_shuffle";
+    case LayerKind::kChannelSlice:
+      return "channel_slice";
   }
   return "unknown";
 }
@@ -294,6 +298,29 @@ int ModelGraph::softmax_cross_entropy(std::string name, int in) {
 int ModelGraph::flatten(std::string name, int in) {
   const Shape& s = layer(in).output;
   return append(make_layer(std::move(name), LayerKind::kFlatten, {in}, Shape{{s.n(), s.c() * s.h() * s.w(), 1, 1}}));
+}
+
+int ModelGraph::channel_shuffle(std::string name, int in, int groups) {
+  const Shape& s = layer(in).output;
+  if (groups < 2 || s.c() % groups != 0) {
+    throw std::invalid_argument("channel_shuffle " + name + ": groups " + std::to_string(groups) +
+                                " must be >= 2 and divide its input channels (" + std::to_string(s.c()) + ")");
+  }
+  Layer l = make_layer(std::move(name), LayerKind::kChannelShuffle, {in}, s);
+  l.groups = groups;
+  return append(std::move(l));
+}
+
+int ModelGraph::channel_slice(std::string name, int in, int64_t first, int64_t channels) {
+  const Shape& s = layer(in).output;
+  if (first < 0 || channels < 1 || first >= s.c() || channels > s.c() - first) {
+    throw std::invalid_argument("channel_slice " + name + ": channels [" + std::to_string(first) + ", " +
+                                std::to_string(first) + " + " + std::to_string(channels) +
+                                ") must be a non-empty range inside its input's " + std::to_string(s.c()));
+  }
+  Layer l = make_layer(std::move(name), LayerKind::kChannelSlice, {in}, Shape{{s.n(), channels, s.h(), s.w()}});
+  l.first_channel = first;
+  return append(std::move(l));
 }
 
 int ModelGraph::concat(std::string name, std::vector<int> ins) {

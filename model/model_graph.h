@@ -46,6 +46,9 @@ enum class LayerKind {
   kSoftmaxCrossEntropy,
   kActivation,  // an element-wise function of one input (Layer::activation says which)
   kMul,         // element-wise product of two inputs; the second may be (n, c, 1, 1)
+  // Channel permutations and selections, pure copies (docs/kernels.md):
+  kChannelShuffle,  // ShuffleNet's: output channel c is input channel (c % groups) * (C / groups) + c / groups
+  kChannelSlice,    // output channels are input channels [first_channel, first_channel + C_out)
 };
 std::string_view kind_name(LayerKind kind);
 
@@ -99,7 +102,10 @@ struct Layer {
   // Grouped convolution (conv only): input and output channels fall into `groups` equal
   // groups, and each output channel reads only its group's input channels (depthwise:
   // groups == input channels). Weight shape (out, in/groups, kh, kw), as PyTorch's.
+  // Channel shuffle: the groups the channels are dealt from, as PyTorch's
+  // x.view(n, groups, C / groups, h, w).transpose(1, 2).reshape(n, C, h, w).
   int groups = 1;
+  int64_t first_channel = 0;  // channel slice only: the input channel of output channel 0
   // kActivation only: the function and its two constants (clip: min, max; hardsigmoid:
   // alpha, beta; unused otherwise).
   ActivationKind activation = ActivationKind::kClip;
@@ -132,6 +138,11 @@ class ModelGraph {
   // in * scale, where scale has in's shape or is (n, c, 1, 1) (broadcast over h and w).
   int mul(std::string name, int in, int scale);
   int flatten(std::string name, int in);
+  // ShuffleNet's channel shuffle; groups >= 2 must divide the input's channels.
+  int channel_shuffle(std::string name, int in, int groups);
+  // Input channels [first, first + channels), which must lie inside the input's (PyTorch's
+  // x[:, first:first + channels], x.chunk and x.split along channels).
+  int channel_slice(std::string name, int in, int64_t first, int64_t channels);
   int concat(std::string name, std::vector<int> ins);  // along channels
   int add(std::string name, std::vector<int> ins);
   int softmax_cross_entropy(std::string name, int in);

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/text.h"
+#include "model/onnx_channel_ops.h"
 
 namespace layerplan::onnx_import {
 
@@ -474,6 +475,7 @@ void matmul(NodeContext& n) {
 // Transpose of a 2-D constant (PyTorch's export of a Linear's weight.t()): a constant
 // whose values are read transposed. Transposing an activation reorders its data: refused.
 void transpose(NodeContext& n) {
+  if (n.absorbed()) return;  // a channel shuffle's (onnx_channel_ops.h)
   const Param* p = n.has_input(0) ? n.constant_named(n.node().input(0)) : nullptr;
   if (!p) n.fail("input 0 is an activation: a Transpose reorders data, which layerplan cannot train");
   const std::vector<int64_t> perm = n.ints_attribute("perm", {1, 0});
@@ -528,8 +530,10 @@ void unsqueeze(NodeContext& n) {
 }
 
 // Reshape that only flattens (N, C, H, W) to (N, C*H*W), as x.reshape(-1, c*h*w) or
-// x.view(N, -1) with a constant shape exports; any other shape reorders or merges data.
+// x.view(N, -1) with a constant shape exports; any other shape reorders or merges data,
+// except the two of a channel shuffle (onnx_channel_ops.h).
 void reshape(NodeContext& n) {
+  if (channel_shuffle_reshape(n)) return;
   const Activation x = n.activation(0);
   const Shape& s = n.graph().layer(x.layer).output;
   const std::vector<int64_t>* computed = n.shape_value(1);
@@ -617,6 +621,7 @@ void sigmoid(NodeContext& n) {
 // of the same shape, or of one and an (N, C, 1, 1) scale (squeeze-and-excitation), in
 // either order.
 void mul(NodeContext& n) {
+  if (shape_arithmetic(n)) return;
   for (int slot = 0; slot < 2; ++slot) {
     if (const Activation* x = n.pending_sigmoid(slot)) {
       const Activation in = *x;
@@ -695,6 +700,7 @@ void concat(NodeContext& n) {
 
 void add(NodeContext& n) {
   if (n.absorbed()) return;  // a MatMul's bias
+  if (shape_arithmetic(n)) return;
   int rank = 4;
   std::vector<int> ids = operands(n, &rank);
   n.produce(n.graph().add(n.layer_name(nullptr), std::move(ids)), rank);
@@ -722,14 +728,16 @@ void constant(NodeContext& n) {
 
 // The one table of operators. Dropout, Identity and Constant keep PyTorch's training-mode
 // exports readable; everything else maps to one layer kind (docs/model-format.md).
-constexpr std::array<OpEntry, 28> kOps = {{
+constexpr std::array<OpEntry, 31> kOps = {{
     {"Add", &add},
     {"AveragePool", &average_pool},
     {"BatchNormalization", &batch_normalization},
+    {"Cast", &cast_shape},
     {"Clip", &clip},
     {"Concat", &concat},
     {"Constant", &constant},
     {"Conv", &conv},
+    {"Div", &div_shapes},
     {"Dropout", &dropout},
     {"Flatten", &flatten},
     {"Gather", &gather},
@@ -748,6 +756,7 @@ constexpr std::array<OpEntry, 28> kOps = {{
     {"Reshape", &reshape},
     {"Shape", &shape},
     {"Sigmoid", &sigmoid},
+    {"Slice", &slice_channels},
     {"Softmax", &softmax},
     {"Transpose", &transpose},
     {"Unsqueeze", &unsqueeze},

@@ -56,7 +56,8 @@ std::string splittable_extents(const Layer& l) {
 
 // What an edge's transfer costs depend on besides the two configurations: the consumer's
 // kind, window and groups, its output shape, this input's shape and, for a concat that can be
-// split along channels, where this input starts in its output. Not the other inputs, so
+// split along channels, where this input starts in its output (for a channel slice, where
+// its output starts in the input). Not the other inputs, so
 // the inputs of a wide concat or add share one table; the key's length does not grow with
 // the number of inputs. (A concat is never split along channels, docs/planner.md: each of
 // its tiles reads every channel of every input, wherever the input starts and however many
@@ -72,6 +73,9 @@ std::string edge_signature(const ModelGraph& graph, const Layer& l, int slot) {
   if (l.kind == LayerKind::kConcat && splittable_dims(l.kind)[1]) {
     key += "@" + std::to_string(graph.channel_offset(l, slot));
   }
+  // A channel slice reads its input's channels from first_channel on: which producer
+  // tiles hold them depends on it.
+  if (l.kind == LayerKind::kChannelSlice) key += "@" + std::to_string(l.first_channel);
   return key;
 }
 

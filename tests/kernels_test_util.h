@@ -170,6 +170,12 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
         y = kernels.mul_forward(l, {&x, &scale}, b);
         break;
       }
+      case LayerKind::kChannelShuffle:
+        y = kernels.channel_shuffle_forward(l, input_of(t, 0), b);
+        break;
+      case LayerKind::kChannelSlice:
+        y = kernels.channel_slice_forward(l, input_of(t, 0), b);
+        break;
       case LayerKind::kInput:
         throw std::logic_error("input layers have no kernel");
     }
@@ -243,6 +249,12 @@ inline LayerResult run_tiled(Kernels& kernels, const ModelGraph& graph, int id, 
         dx = kernels.mul_backward(l, {&x, &scale}, dy);
         break;
       }
+      case LayerKind::kChannelShuffle:
+        dx.push_back(kernels.channel_shuffle_backward(l, dy));
+        break;
+      case LayerKind::kChannelSlice:
+        dx.push_back(kernels.channel_slice_backward(l, dy));
+        break;
       case LayerKind::kInput:
         break;
     }

@@ -199,7 +199,7 @@ TEST(ModelFileTest, MistakesNameTheLayerAndField) {
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv3d"})"),
             "m.json: layers[0] 'a': unknown kind 'conv3d': expected conv2d, max_pool, avg_pool, global_avg_pool, "
             "fully_connected, relu, batch_norm, dropout, flatten, concat, add, softmax_cross_entropy, clip, relu6, "
-            "sigmoid, silu, hardsigmoid, hardswish, gelu or mul");
+            "sigmoid, silu, hardsigmoid, hardswish, gelu, mul, channel_shuffle or channel_slice");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "kernel": 3})"), "m.json: layers[0] 'a': missing out_channels");
   EXPECT_EQ(error_of(R"({"name": "a", "kind": "conv2d", "out_channels": "8"})"),
             "m.json: layers[0] 'a': out_channels \"8\": expected an integer from 1 to 1073741824");

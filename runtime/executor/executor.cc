@@ -357,6 +357,12 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
       case LayerKind::kMul:
         tile.output = kernels_.mul_forward(l, {tile.input.begin(), tile.input.end()}, b);
         break;
+      case LayerKind::kChannelShuffle:
+        tile.output = kernels_.channel_shuffle_forward(l, x, b);
+        break;
+      case LayerKind::kChannelSlice:
+        tile.output = kernels_.channel_slice_forward(l, x, b);
+        break;
       case LayerKind::kSoftmaxCrossEntropy: {
         LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, labels_of(labels, b), b);
         tile.output = std::move(lt.probabilities);
@@ -520,6 +526,12 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
         break;
       case LayerKind::kMul:  // a broadcast scale's partial gradients sum at its owner (send_back)
         g = kernels_.mul_backward(l, {tile.input.begin(), tile.input.end()}, dy);
+        break;
+      case LayerKind::kChannelShuffle:
+        g.push_back(kernels_.channel_shuffle_backward(l, dy));
+        break;
+      case LayerKind::kChannelSlice:
+        g.push_back(kernels_.channel_slice_backward(l, dy));
         break;
       case LayerKind::kBatchNorm:
       case LayerKind::kInput:

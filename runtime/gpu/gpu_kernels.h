@@ -10,9 +10,11 @@
 //   batch norm, all four steps    own kernels (batch_norm_kernels.h: partial statistics)
 //   dropout, global average pooling, softmax cross-entropy: own kernels (pointwise_kernels.h)
 //   add forward, concat forward and backward: own box-copy and add kernels
+//   channel shuffle forward and backward: own kernel (pointwise_kernels.h)
 // and, inherited from ReferenceKernels, the plain loops on the host for the rest: max-pool
 // backward (its first-maximum rule; cuDNN's rule for ties is not documented), and the pure
-// copies flatten (forward and backward) and add backward. The executor's tensors are host memory, so every GPU kernel
+// copies flatten (forward and backward), channel slice (whose tile holds the same values as
+// its input's box) and add backward. The executor's tensors are host memory, so every GPU kernel
 // uploads its operands into the device arena and downloads its result.
 #include <cstddef>
 #include <memory>
@@ -70,6 +72,8 @@ class GpuKernels : public ReferenceKernels {
                                             const Box& out_box) override;
   Tensor do_softmax_cross_entropy_backward(const LayerRef& l, const Tensor& probabilities,
                                            const std::vector<int64_t>& labels) override;
+  Tensor do_channel_copy_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_channel_copy_backward(const LayerRef& l, const Tensor& grad_output) override;
 
  public:
   struct State;  // gpu_kernels_state.h

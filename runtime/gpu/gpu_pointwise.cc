@@ -1,5 +1,5 @@
 // NOT YET RUN ON A GPU: compiled and linked in CI only (docs/gpu-backend.md, "What has run where").
-// GpuKernels' dropout, global average pooling, GELU, concat, add and loss (gpu_kernels.h).
+// GpuKernels' dropout, global average pooling, GELU, concat, add, loss and channel shuffle (gpu_kernels.h).
 #include "runtime/gpu/gpu_kernels_state.h"
 #include "runtime/gpu/pointwise_kernels.h"
 
@@ -21,7 +21,30 @@ Tensor dropout_on(gpu::GpuContext& ctx, const LayerRef& l, const Tensor& x, uint
   return ctx.download(y, x.box());
 }
 
+// A channel shuffle's tile (it holds every channel) through the CUDA kernel, into a tensor
+// of `to_box` (the tile's box again: the permutation keeps the box).
+Tensor channel_shuffle_on(gpu::GpuContext& ctx, const LayerRef& l, const Tensor& from, const Box& to_box,
+                          bool inverse) {
+  ctx.arena().reset();
+  const Box& b = from.box();
+  const float* x = ctx.upload(from);
+  float* y = ctx.arena().allocate_n<float>(static_cast<size_t>(to_box.volume()));
+  gpu::channel_shuffle(x, y, b.dim[0].size(), b.dim[1].size(), b.dim[2].size() * b.dim[3].size(), l.layer.groups,
+                       inverse, ctx.stream());
+  return ctx.download(y, to_box);
+}
+
 }  // namespace
+
+Tensor GpuKernels::do_channel_copy_forward(const LayerRef& l, const Tensor& x, const Box& out_box) {
+  if (l.layer.kind == LayerKind::kChannelSlice) return ReferenceKernels::do_channel_copy_forward(l, x, out_box);
+  return channel_shuffle_on(state_->ctx, l, x, out_box, false);
+}
+
+Tensor GpuKernels::do_channel_copy_backward(const LayerRef& l, const Tensor& grad_output) {
+  if (l.layer.kind == LayerKind::kChannelSlice) return ReferenceKernels::do_channel_copy_backward(l, grad_output);
+  return channel_shuffle_on(state_->ctx, l, grad_output, l.required_input(0, grad_output.box()), true);
+}
 
 Tensor GpuKernels::do_dropout_forward(const LayerRef& l, const Tensor& x, const Box& /*out_box*/, uint64_t seed) {
   return dropout_on(state_->ctx, l, x, seed);

@@ -108,6 +108,21 @@ __global__ void softmax_backward_kernel(const float* probabilities, const int64_
   }
 }
 
+__global__ void channel_shuffle_kernel(const float* from, float* to, int64_t count, int64_t channels, int64_t area,
+                                       int64_t groups, bool inverse) {
+  const int64_t per_group = channels / groups;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t a = i % area, c = i / area % channels, n = i / area / channels;
+    const int64_t source = ((n * channels) + (c % groups) * per_group + c / groups) * area + a;
+    if (inverse) {
+      to[source] = from[i];
+    } else {
+      to[i] = from[source];
+    }
+  }
+}
+
 }  // namespace
 
 void dropout(const float* x, float* y, const Dims4& ext, const Dims4& origin, const Dims4& whole, uint64_t seed,
@@ -163,6 +178,14 @@ void softmax_cross_entropy_backward(const float* probabilities, const int64_t* l
   softmax_backward_kernel<<<blocks_for(samples * classes), kThreads, 0, stream>>>(probabilities, labels, dx, samples,
                                                                                   classes, batch);
   check(cudaGetLastError(), "softmax_cross_entropy_backward");
+}
+
+void channel_shuffle(const float* from, float* to, int64_t samples, int64_t channels, int64_t area, int64_t groups,
+                     bool inverse, cudaStream_t stream) {
+  const int64_t count = samples * channels * area;
+  if (count == 0) return;
+  channel_shuffle_kernel<<<blocks_for(count), kThreads, 0, stream>>>(from, to, count, channels, area, groups, inverse);
+  check(cudaGetLastError(), "channel_shuffle");
 }
 
 }  // namespace layerplan::gpu

@@ -3,7 +3,7 @@
 // Own CUDA kernels of the layers without a fitting library call, each doing per element what
 // the reference loops do (runtime/kernels/reference_*.cc), in the same order, so that the
 // results match them closely: dropout (the same hash of the seed and the whole-tensor index,
-// kernel_types.h), global average pooling, softmax cross-entropy, GELU.
+// kernel_types.h), global average pooling, softmax cross-entropy, GELU, channel shuffle.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -34,5 +34,11 @@ void softmax_cross_entropy_forward(const float* x, const int64_t* labels, float*
 // dx = (p - onehot(label)) / batch.
 void softmax_cross_entropy_backward(const float* probabilities, const int64_t* labels, float* dx, int64_t samples,
                                     int64_t classes, double batch, cudaStream_t stream);
+
+// Channel shuffle of a tile holding every channel (x, y: samples x channels x area):
+// y[n][c] = x[n][(c % groups) * (channels / groups) + c / groups]; inverse: the backward,
+// dx[n][that channel] = dy[n][c].
+void channel_shuffle(const float* from, float* to, int64_t samples, int64_t channels, int64_t area, int64_t groups,
+                     bool inverse, cudaStream_t stream);
 
 }  // namespace layerplan::gpu

@@ -192,4 +192,26 @@ std::vector<Tensor> Kernels::mul_backward(const LayerRef& l, const std::vector<c
   return do_mul_backward(l, *InputTiles(l, inputs, grad_output.box()), grad_output);
 }
 
+Tensor Kernels::channel_shuffle_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kChannelShuffle, out_box);
+  // required_input_box throws unless out_box has every channel.
+  return do_channel_copy_forward(l, *input_tile(l, 0, input, out_box), out_box);
+}
+
+Tensor Kernels::channel_shuffle_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kChannelShuffle, grad_output.box());
+  l.required_input(0, grad_output.box());  // throws unless the tile has every channel
+  return do_channel_copy_backward(l, grad_output);
+}
+
+Tensor Kernels::channel_slice_forward(const LayerRef& l, const Tensor& input, const Box& out_box) {
+  check_tile(l, LayerKind::kChannelSlice, out_box);
+  return do_channel_copy_forward(l, *input_tile(l, 0, input, out_box), out_box);
+}
+
+Tensor Kernels::channel_slice_backward(const LayerRef& l, const Tensor& grad_output) {
+  check_tile(l, LayerKind::kChannelSlice, grad_output.box());
+  return do_channel_copy_backward(l, grad_output);
+}
+
 }  // namespace layerplan

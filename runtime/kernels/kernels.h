@@ -118,6 +118,15 @@ class Kernels {
   std::vector<Tensor> mul_backward(const LayerRef& l, const std::vector<const Tensor*>& inputs,
                                    const Tensor& grad_output);
 
+  // channel_shuffle and channel_slice: copies of channels. Output channel c is input
+  // channel source_channel(layer, c) (model/layer_math.h); the backward writes each output
+  // gradient back to its source channel (a shuffle's inverse permutation). A shuffle's
+  // tiles hold every channel (it is never split along channels).
+  Tensor channel_shuffle_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor channel_shuffle_backward(const LayerRef& l, const Tensor& grad_output);
+  Tensor channel_slice_forward(const LayerRef& l, const Tensor& input, const Box& out_box);
+  Tensor channel_slice_backward(const LayerRef& l, const Tensor& grad_output);
+
  protected:
   // What a backend implements, each called by the public function of the same name
   // after its checks, so a backend checks nothing. Guaranteed on entry:
@@ -175,6 +184,9 @@ class Kernels {
   virtual Tensor do_mul_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) = 0;
   virtual std::vector<Tensor> do_mul_backward(const LayerRef& l, const std::vector<const Tensor*>& xs,
                                               const Tensor& grad_output) = 0;
+  // Both channel kinds, shuffle and slice.
+  virtual Tensor do_channel_copy_forward(const LayerRef& l, const Tensor& x, const Box& out_box) = 0;
+  virtual Tensor do_channel_copy_backward(const LayerRef& l, const Tensor& grad_output) = 0;
 };
 
 // The backends that run kernels: oneDNN 2.6 (the fast one) or the plain loops (the

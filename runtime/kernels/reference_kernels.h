@@ -2,7 +2,8 @@
 // Kernels as plain loops over global coordinates: the specification every other backend
 // is tested against. Accumulates sums in double. Single-threaded and slow.
 // reference_windowed.cc has the layers with a window or a weight matrix,
-// reference_activation.cc activation and mul, reference_pointwise.cc the rest.
+// reference_activation.cc activation and mul, reference_channels.cc channel shuffle and
+// slice, reference_pointwise.cc the rest.
 #include "runtime/kernels/kernels.h"
 
 namespace layerplan {
@@ -51,6 +52,8 @@ class ReferenceKernels : public Kernels {
   Tensor do_mul_forward(const LayerRef& l, const std::vector<const Tensor*>& xs, const Box& out_box) override;
   std::vector<Tensor> do_mul_backward(const LayerRef& l, const std::vector<const Tensor*>& xs,
                                       const Tensor& grad_output) override;
+  Tensor do_channel_copy_forward(const LayerRef& l, const Tensor& x, const Box& out_box) override;
+  Tensor do_channel_copy_backward(const LayerRef& l, const Tensor& grad_output) override;
 };
 
 }  // namespace layerplan
