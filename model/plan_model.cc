@@ -40,9 +40,9 @@ void check_file(const std::string& plan_path, const ModelFileOrigin& recorded, c
     differs += (differs.empty() ? "" : "; ") + std::string("its SHA-256 is ") + short_hash(found.sha256) + ", not " +
                short_hash(recorded.sha256);
   }
+  const std::string made_from = found.path == recorded.path ? "" : " (" + quoted(recorded.path) + ")";
   require(differs.empty(), "model file " + quoted(found.path) + " is not the one plan file " + quoted(plan_path) +
-                               " was made from (" + quoted(recorded.path) + "): " + differs +
-                               "; make the plan again for this model");
+                               " was made from" + made_from + ": " + differs + "; make the plan again for this model");
 }
 
 std::string model_label(const ModelGraph& graph) {

@@ -157,7 +157,7 @@ TEST_F(PlanModel, TheModelFlagComesBeforeTheRecordedPath) {
   write(dir_.path() / "other" / "m.json", small_model());
   const std::string other = (dir_.path() / "other" / "m.json").string();
   EXPECT_EQ(model_of_plan(other).file()->path, other);
-  EXPECT_EQ(model_of_plan("m.json", {(dir_.path() / "other").string()}).file()->path, other);
+  EXPECT_EQ(model_of_plan("m", {(dir_.path() / "other").string()}).file()->path, other);  // other/m.json
   write(other, small_model(5, 2));
   EXPECT_THAT(refusal(other), HasSubstr("model file '" + other + "' is not the one"));
 }
