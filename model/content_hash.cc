@@ -17,12 +17,14 @@ namespace {
 
 constexpr int64_t kBlockBytes = int64_t{1} << 20;
 
+constexpr size_t kHexDigits = size_t{2} * SHA256_DIGEST_SIZE;
+
 std::string hex_digest(sha256_ctx& ctx) {
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof digest, digest);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * sizeof digest);
+  out.reserve(kHexDigits);
   for (const uint8_t byte : digest) {
     out += kHex[byte >> 4];
     out += kHex[byte & 15];
@@ -40,7 +42,7 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 bool is_sha256_hex(std::string_view text) {
-  if (text.size() != 2 * SHA256_DIGEST_SIZE) return false;
+  if (text.size() != kHexDigits) return false;
   for (const char c : text) {
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
   }

@@ -155,7 +155,7 @@ std::string user_name(uid_t uid) {
   struct passwd entry {};
   struct passwd* found = nullptr;
   std::vector<char> buffer(16384);
-  const std::string id = "uid " + std::to_string(uid);
+  std::string id = "uid " + std::to_string(uid);
   if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return id;
   return clipped(found->pw_name) + " (" + id + ")";
 }
