@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "common/error.h"
-#include "model/model_file.h"
 #include "model/plan_file.h"
+#include "model/plan_model.h"
 
 namespace layerplan {
 
@@ -24,7 +24,7 @@ int run_check_plan_command(const CheckPlanArgs& args) {
   require(batch >= 1, label + " names no batch: give --batch");
   const int gpus = args.gpus.value_or(header.devices);
   require(gpus >= 1, "--gpus " + std::to_string(gpus) + ": expected 1 or more");
-  const ModelGraph graph = resolve_model(args.model.value_or(header.model), args.model_path, batch);
+  const ModelGraph graph = plan_model(args.file, header, args.model, args.model_path, batch);
   const std::vector<Configuration> configs = configurations_from_json(text, graph, gpus);
   std::printf("%s: a valid plan: %s, batch %lld, %s on %d GPUs (%d x %d %s), %zu layers\n", args.file.c_str(),
               graph.name().c_str(), static_cast<long long>(batch),

@@ -49,7 +49,8 @@ report::ScalingCaseMaker cluster_scaling_cases(const ClusterSpec& spec, const st
     s.gpus_per_node = std::min(spec.gpus_per_node, gpus);
     if (gpus % s.gpus_per_node != 0) return std::nullopt;
     s.nodes = gpus / s.gpus_per_node;
-    return report::ScalingCase{resolve_model(model, {}, images_per_gpu * gpus), build_device_graph(s)};
+    return report::ScalingCase{resolve_model(model, {}, images_per_gpu * gpus, ModelDigest::kSkip),
+                               build_device_graph(s)};
   };
 }
 
@@ -59,7 +60,7 @@ report::ScalingCaseMaker node_scaling_cases(const NodeTopology& node, const Admi
   const int per_node = node.gpu_count();
   return [=](int gpus) -> std::optional<report::ScalingCase> {
     if (per_node < 1 || gpus % per_node != 0) return std::nullopt;
-    return report::ScalingCase{resolve_model(model, {}, images_per_gpu * gpus),
+    return report::ScalingCase{resolve_model(model, {}, images_per_gpu * gpus, ModelDigest::kSkip),
                                build_device_graph(priced, gpus / per_node, config)};
   };
 }

@@ -143,7 +143,7 @@ int run_train_command(const TrainCommandArgs& args) {
   require(backend == Backend::kGpu || args.precision == Precision::kFp32,
           "--precision " + std::string(precision_name(args.precision)) +
               ": expected fp32 with --backend cpu (tf32 and bf16 are GPU math)");
-  const PlanFile file = read_plan_file(args.plan);
+  const PlanFile file = read_plan_file(args.plan, PlanOwner::kUserOrRoot);
   const std::optional<GlooOptions> ranks = world_from_env();
   const bool launched = ranks.has_value();
   const GlooOptions world = ranks.value_or(GlooOptions{});

@@ -14,6 +14,7 @@
 #include "common/input_file.h"
 #include "common/limits.h"
 #include "common/text.h"
+#include "model/content_hash.h"
 #include "model/json_input.h"
 #include "model/onnx_model.h"
 #include "model/zoo.h"
@@ -371,8 +372,6 @@ std::string model_to_json(const ModelGraph& graph) {
   return doc.dump(2) + "\n";
 }
 
-namespace {
-
 bool is_zoo_model(const std::string& name) {
   for (const std::string& z : zoo_model_names()) {
     if (z == name) return true;
@@ -380,35 +379,62 @@ bool is_zoo_model(const std::string& name) {
   return false;
 }
 
-// The model in the file at `path` (ONNX when it ends in .onnx, else a model file),
-// named `shown` in errors.
-ModelGraph read_model(const std::string& path, const std::string& shown, int64_t batch) {
+namespace {
+
+// `path` made absolute against the working directory, without its `.` components. `..`
+// stays: after a symlinked folder it is not the folder's parent, and the name must say
+// the file that was read.
+std::string absolute_path(const std::string& path) {
+  std::filesystem::path out;
+  for (const std::filesystem::path& part : std::filesystem::absolute(path)) {
+    if (part != "." && !part.empty()) out /= part;
+  }
+  return out.string();
+}
+
+// The model in the file at `path` (ONNX when it ends in .onnx, else a model file), named
+// `shown` in errors; with `digest` kRecord it remembers the file (ModelGraph::file()).
+ModelGraph read_model(const std::string& path, const std::string& shown, int64_t batch, ModelDigest digest) {
+  const bool record = digest == ModelDigest::kRecord;
   if (is_onnx_path(path)) {
     const InputFile file(path, "ONNX file '" + shown + "'", kMaxOnnxFileBytes);  // read in parts, weights skipped
-    return model_from_onnx(file, batch, shown, std::filesystem::path(path).filename().string());
+    // All the bytes are read once for the hash; the graph's reader then reads the
+    // structure only, from the page cache.
+    const FileDigest hash = record ? file_digest(file) : FileDigest{};
+    ModelGraph graph = model_from_onnx(file, batch, shown, std::filesystem::path(path).filename().string());
+    if (record) graph.set_file({absolute_path(path), hash.size, hash.sha256});
+    return graph;
   }
-  return model_from_json(read_input_file(path, "model file '" + shown + "'", kMaxTextInputBytes), batch, shown);
+  const std::string text = read_input_file(path, "model file '" + shown + "'", kMaxTextInputBytes);
+  ModelGraph graph = model_from_json(text, batch, shown);
+  if (record) graph.set_file({absolute_path(path), static_cast<int64_t>(text.size()), sha256_hex(text)});
+  return graph;
 }
 
 // The model in the file at `path`, or nullopt when no regular file is there (the search
 // goes on); throws when it exists but cannot be read. The check by name only picks the
 // candidates: the read refuses, on the open file, anything that is not (or is no longer)
 // a regular file.
-std::optional<ModelGraph> read_model_file(const std::string& path, int64_t batch) {
+std::optional<ModelGraph> read_model_file(const std::string& path, int64_t batch, ModelDigest digest) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  return read_model(path, path, batch);
+  return read_model(path, path, batch, digest);
 }
 
 }  // namespace
 
-ModelGraph resolve_model(const std::string& name, const std::vector<std::string>& model_path, int64_t batch) {
+std::optional<ModelGraph> read_model_file_at(const std::string& path, int64_t batch) {
+  return read_model_file(path, batch, ModelDigest::kRecord);
+}
+
+ModelGraph resolve_model(const std::string& name, const std::vector<std::string>& model_path, int64_t batch,
+                         ModelDigest digest) {
   require(!name.empty(), "model '': expected a zoo model name or a model file");
   if (is_zoo_model(name)) return build_zoo_model(name, batch);
   const bool has_slash = name.find('/') != std::string::npos;
   if (has_slash || name.ends_with(".json") || (is_onnx_path(name) && model_path.empty())) {
     // A path names one file: whatever is there is read or refused, saying why.
-    return read_model(name, clipped(name, 4 * kMaxQuotedChars), batch);
+    return read_model(name, clipped(name, 4 * kMaxQuotedChars), batch, digest);
   }
   std::vector<std::string> tried;
   if (is_onnx_path(name)) tried.push_back(name);  // an ONNX file here, else in the model path
@@ -418,7 +444,7 @@ ModelGraph resolve_model(const std::string& name, const std::vector<std::string>
     tried.push_back(dir + "/" + name);
   }
   for (const std::string& path : tried) {
-    if (auto graph = read_model_file(path, batch)) return std::move(*graph);
+    if (auto graph = read_model_file(path, batch, digest)) return std::move(*graph);
   }
   std::string known;
   for (const std::string& z : zoo_model_names()) known += (known.empty() ? "" : ", ") + z;

@@ -4,6 +4,7 @@
 // and each builder method infers the output shape from its inputs.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -116,6 +117,14 @@ struct Layer {
   double dropout_ratio = kDefaultDropoutRatio;                      // dropout only: probability of dropping
 };
 
+// The file a model was read from, as a plan file records it (docs/plan-format.md, "The
+// model of a plan"). A built-in model has none.
+struct ModelFileOrigin {
+  std::string path;    // absolute, as named: `.` and `..` resolved, symlinks kept
+  int64_t size = 0;    // bytes
+  std::string sha256;  // of those bytes, 64 lowercase hex digits
+};
+
 class ModelGraph {
  public:
   explicit ModelGraph(std::string name) : name_(std::move(name)) {}
@@ -148,6 +157,10 @@ class ModelGraph {
   int softmax_cross_entropy(std::string name, int in);
 
   const std::string& name() const { return name_; }
+  // The file the model was read from (set by resolve_model(), model/model_file.h); nullopt
+  // for a built-in model, or one built from bytes.
+  const std::optional<ModelFileOrigin>& file() const { return file_; }
+  void set_file(ModelFileOrigin file) { file_ = std::move(file); }
   int size() const { return static_cast<int>(layers_.size()); }
   const Layer& layer(int id) const { return layers_.at(static_cast<size_t>(id)); }
   const std::vector<Layer>& layers() const { return layers_; }
@@ -169,6 +182,7 @@ class ModelGraph {
                int groups = 1);
 
   std::string name_;
+  std::optional<ModelFileOrigin> file_;
   std::vector<Layer> layers_;
   std::vector<std::vector<int>> consumers_;
   std::vector<std::vector<int64_t>> channel_offsets_;  // [layer][slot], concat only

@@ -1,17 +1,27 @@
 #include "model/plan_file.h"
 
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "common/error.h"
 #include "common/index.h"
 #include "common/input_file.h"
 #include "common/limits.h"
 #include "common/text.h"
+#include "model/content_hash.h"
 #include "model/json_input.h"
 #include "model/layer_math.h"
-#include "model/model_file.h"
+#include "model/plan_model.h"
 
 namespace layerplan {
 
@@ -55,6 +65,41 @@ void read_cluster_header(const json& cluster, const std::string& label, PlanHead
     header.gpus_per_node = static_cast<int>(json_integer(*v, label, "cluster.gpus_per_node", 1, kMaxDevices));
   }
   if (const json* v = find_field(cluster, "gpu")) header.gpu = json_string(*v, label, "cluster.gpu");
+}
+
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// A SHA-256 field, as sha256_hex() writes it.
+std::string sha256_field(const json& value, const std::string& label, const std::string& name) {
+  const std::string text = json_string(value, label, name);
+  require(is_sha256_hex(text),
+          label + ": " + name + " " + describe_json(value) + ": expected 64 hex digits, a SHA-256");
+  return lowercase(text);
+}
+
+// model_file (null: a built-in model) and model_graph_sha256.
+RecordedModel read_recorded_model(const json& doc, const std::string& label) {
+  RecordedModel out;
+  if (const json* v = find_field(doc, "model_graph_sha256")) {
+    out.graph_sha256 = sha256_field(*v, label, "model_graph_sha256");
+  }
+  const json* file = find_field(doc, "model_file");
+  if (file == nullptr) return out;
+  out.has_file_field = true;
+  if (file->is_null()) return out;
+  require(file->is_object(), label + ": model_file " + describe_json(*file) + ": expected an object or null");
+  ModelFileOrigin origin;
+  origin.path = json_string(need_field(*file, "path", label, "model_file.path"), label, "model_file.path");
+  require(origin.path.starts_with("/"),
+          label + ": model_file.path " + describe_json((*file)["path"]) + ": expected an absolute path");
+  origin.size = json_integer(need_field(*file, "size_bytes", label, "model_file.size_bytes"), label,
+                             "model_file.size_bytes", 0, std::numeric_limits<int64_t>::max());
+  origin.sha256 = sha256_field(need_field(*file, "sha256", label, "model_file.sha256"), label, "model_file.sha256");
+  out.file = std::move(origin);
+  return out;
 }
 
 // The degrees of a plan layer: each in range, a valid split of its extent, and their
@@ -105,6 +150,39 @@ Configuration read_configuration(const json& entry, const Layer& l, int device_c
   return c;
 }
 
+// "alice (uid 1001)", or "uid 1001" for a uid without a name.
+std::string user_name(uid_t uid) {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  std::string id = "uid " + std::to_string(uid);
+  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return id;
+  return clipped(found->pw_name) + " (" + id + ")";
+}
+
+// Refuses a plan file that neither the user nor root owns, naming its owner.
+void require_owned_by_user_or_root(const InputFile& in) {
+  struct stat st {};
+  require(::fstat(in.fd(), &st) == 0, in.label() + " cannot be read: " + std::strerror(errno));
+  const uid_t me = ::geteuid();
+  require(st.st_uid == me || st.st_uid == 0,
+          in.label() + " belongs to " + user_name(st.st_uid) + ", not to you (" + user_name(me) +
+              ") or root: another user could have written any plan into it; copy it to a file of yours");
+}
+
+// Refuses plan text whose SHA-256 is not the one $LAYERPLAN_PLAN_SHA256 says, when set.
+void require_published_plan(const std::string& text, const std::string& label) {
+  const char* expected = std::getenv(kPlanSha256Variable);
+  if (expected == nullptr) return;
+  const std::string want = lowercase(expected);
+  require(is_sha256_hex(want), std::string(kPlanSha256Variable) + " '" + clipped(expected) +
+                                   "': expected 64 hex digits, the SHA-256 of the plan file");
+  const std::string have = sha256_hex(text);
+  require(have == want, label + " is not the plan the Slurm plugin published for this step: its SHA-256 is " +
+                            have.substr(0, 16) + "..., " + kPlanSha256Variable + " says " + want.substr(0, 16) +
+                            "... (the file was changed or replaced after planning)");
+}
+
 }  // namespace
 
 std::string read_plan_text(const std::string& path, const std::string& label) {
@@ -116,6 +194,7 @@ PlanHeader read_plan_header(const std::string& text, const std::string& label) {
   require_plan_format(doc, label);
   PlanHeader header;
   if (const json* v = find_field(doc, "model")) header.model = json_string(*v, label, "model");
+  header.recorded = read_recorded_model(doc, label);
   if (const json* v = find_field(doc, "batch")) header.batch = json_integer(*v, label, "batch", 1, kMaxBatch);
   if (const json* v = find_field(doc, "cluster")) read_cluster_header(*v, label, header);
   if (const json* v = find_field(doc, "strategy")) header.strategy = json_string(*v, label, "strategy");
@@ -156,27 +235,35 @@ std::vector<Configuration> configurations_from_json(const std::string& text, con
   return out;
 }
 
-PlanFile read_plan_file(const std::optional<std::string>& path) {
+PlanFile read_plan_file(const std::optional<std::string>& path, PlanOwner owner) {
   const char* env_plan = std::getenv("LAYERPLAN_PLAN");
   PlanFile file;
   file.path = path.value_or(env_plan ? env_plan : "");
   require(!file.path.empty(), "no plan: give --plan FILE or set LAYERPLAN_PLAN");
   const std::string label = "plan file '" + file.path + "'";
-  file.text = read_plan_text(file.path, label);
+  {
+    // One open: the owner, the hash and the parse are all of this file's bytes.
+    const InputFile in(file.path, label, kMaxPlanFileBytes);
+    if (owner == PlanOwner::kUserOrRoot) require_owned_by_user_or_root(in);
+    file.text = in.read_all();
+  }
+  if (env_plan != nullptr && file.path == env_plan) require_published_plan(file.text, label);
   const PlanHeader header = read_plan_header(file.text, label);
   require(header.batch >= 1 && header.devices >= 1, label + " names no batch or device count");
   file.batch = header.batch;
   file.devices = header.devices;
   file.model = header.model;
+  file.recorded = header.recorded;
   file.strategy = header.strategy.empty() ? "?" : header.strategy;
   return file;
 }
 
 ModelAndPlan model_and_plan(const PlanFile& file, const std::optional<std::string>& model,
                             const std::vector<std::string>& model_path) {
-  ModelGraph graph = resolve_model(model.value_or(file.model), model_path, file.batch);
-  require(graph.name() == file.model,
-          "plan file '" + file.path + "' is for model '" + file.model + "', not '" + graph.name() + "'");
+  PlanHeader header;
+  header.model = file.model;
+  header.recorded = file.recorded;
+  ModelGraph graph = plan_model(file.path, header, model, model_path, file.batch);
   std::vector<Configuration> plan = configurations_from_json(file.text, graph, file.devices);
   return {std::move(graph), std::move(plan)};
 }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "model/graph_hash.h"
 
 namespace layerplan {
 
@@ -38,6 +39,13 @@ json totals_json(const StrategyCost& s, int64_t batch) {
   return totals;
 }
 
+// The model file the graph was read from; null for a built-in model.
+json model_file_json(const ModelGraph& graph) {
+  if (!graph.file()) return nullptr;
+  const ModelFileOrigin& f = *graph.file();
+  return {{"path", f.path}, {"size_bytes", f.size}, {"sha256", f.sha256}};
+}
+
 }  // namespace
 
 std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const DeviceGraph& devices) {
@@ -70,6 +78,8 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
   json doc = {{"format", kPlanFormatName},
               {"version", kPlanFormatVersion},
               {"model", plan.model},
+              {"model_file", model_file_json(graph)},
+              {"model_graph_sha256", graph_sha256(graph)},
               {"batch", plan.batch},
               {"cluster",
                {{"nodes", devices.nodes()},

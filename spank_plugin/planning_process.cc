@@ -6,6 +6,8 @@
 #include <new>
 #include <utility>
 
+#include "model/content_hash.h"
+#include "model/plan_file.h"
 #include "spank_plugin/output_text.h"
 #include "spank_plugin/plan_explain.h"
 #include "spank_plugin/plan_file.h"
@@ -25,6 +27,12 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 constexpr double kDayS = 24 * 3600.0;
 constexpr size_t kMaxPathBytes = 4096;
 
+// The SHA-256 of the plan file as published: the bytes there, which are those of another
+// node when it published the same plan first (publish_plan() keeps its file).
+std::string published_sha256(const std::string& path) {
+  return sha256_hex(read_plan_text(path, "plan file '" + path + "'"));
+}
+
 ChildReport planned_report(const PlanningInput& input) {
   ChildReport report;
   const Clock::time_point t0 = Clock::now();
@@ -34,7 +42,7 @@ ChildReport planned_report(const PlanningInput& input) {
   report.plan_path =
       publish_plan(input.folder, plan_file_name(input.job_id, input.step_id), plan.json, input.step_start);
   report.write_ms = ms_since(t1);
-  report.environment = plan_environment(report.plan_path, plan);
+  report.environment = plan_environment(report.plan_path, published_sha256(report.plan_path), plan);
   report.summary = plan.summary;
   report.warning = plan.warning;
   report.explain = plan.explain;
@@ -69,8 +77,8 @@ ChildReport failed(std::string reason) {
 }
 
 bool allowed_variable(const std::string& name) {
-  return name == "LAYERPLAN_PLAN" || name == "LAYERPLAN_MODE" || name == "LAYERPLAN_STEP_MS" ||
-         name == "LAYERPLAN_SUMMARY";
+  return name == "LAYERPLAN_PLAN" || name == kPlanSha256Variable || name == "LAYERPLAN_MODE" ||
+         name == "LAYERPLAN_STEP_MS" || name == "LAYERPLAN_SUMMARY";
 }
 
 // What the parent accepts from the child; the reason it does not, else empty.
@@ -83,6 +91,7 @@ std::string report_problem(const ChildReport& report, const std::string& folder)
   bool names_plan = false;
   for (const auto& [name, value] : report.environment) {
     if (!allowed_variable(name)) return "a variable other than LAYERPLAN_*";
+    if (name == kPlanSha256Variable && !is_sha256_hex(value)) return "a " + name + " that is not a SHA-256";
     if (name == "LAYERPLAN_PLAN") {
       if (value != path) return "a LAYERPLAN_PLAN other than its plan file";
       names_plan = true;

@@ -1,11 +1,12 @@
 #include "spank_plugin/step_plan.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "common/error.h"
 #include "job/job_plan.h"
-#include "model/model_file.h"
 #include "model/plan_file.h"
+#include "model/plan_model.h"
 #include "spank_plugin/plan_explain.h"
 
 namespace layerplan::spank {
@@ -18,10 +19,11 @@ StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, i
   const std::string label = "--layerplan plan file '" + path + "'";
   step.json = read_plan_text(path, label);
   const PlanHeader header = read_plan_header(step.json, label);
-  const std::string model = request.model_given ? request.model : header.model;
   const int64_t batch = request.batch_given ? *request.batch : header.batch;
   require(batch >= 1, "--layerplan plan file '" + path + "' has no batch: give --layerplan-batch");
-  const ModelGraph graph = resolve_model(model, config.slurm.model_path, batch);
+  // The plan's model file, by its recorded path or beside the plan, and checked against it.
+  const ModelGraph graph = plan_model(path, header, request.model_given ? std::optional(request.model) : std::nullopt,
+                                      config.slurm.model_path, batch);
   const int devices = nodes * node.gpu_count();
   try {
     configurations_from_json(step.json, graph, devices);

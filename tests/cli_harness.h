@@ -53,15 +53,18 @@ struct Outcome {
   std::string out, err;
 };
 
-// Runs `layerplan ARGS...` and captures its exit code, stdout and stderr. The variables
-// that name a job's GPUs or layerplan's files are removed from its environment, then
-// `env` ("NAME=value" each) is added, so a test sees only what it sets.
-inline Outcome run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+// Runs `layerplan ARGS...` in the working directory `cwd` and captures its exit code,
+// stdout and stderr. The variables that name a job's GPUs or layerplan's files are removed
+// from its environment, then `env` ("NAME=value" each) is added, so a test sees only what
+// it sets.
+inline Outcome run_in(const fs::path& cwd, const std::vector<std::string>& args,
+                      const std::vector<std::string>& env = {}) {
   ScratchDir dir;
   const fs::path out = dir.path() / "stdout", err = dir.path() / "stderr";
   std::string command =
-      "env -u CUDA_VISIBLE_DEVICES -u SLURM_STEP_GPUS -u SLURM_JOB_GPUS -u LAYERPLAN_TOPOLOGY_XML "
-      "-u LAYERPLAN_CONFIG -u LAYERPLAN_NVML_LIBRARY";
+      "cd " + quote(cwd.string()) +
+      " && env -u CUDA_VISIBLE_DEVICES -u SLURM_STEP_GPUS -u SLURM_JOB_GPUS -u LAYERPLAN_TOPOLOGY_XML "
+      "-u LAYERPLAN_CONFIG -u LAYERPLAN_NVML_LIBRARY -u LAYERPLAN_PLAN -u LAYERPLAN_PLAN_SHA256";
   for (const std::string& e : env) command += " " + quote(e);
   command += " " + quote(kBinary);
   for (const std::string& a : args) command += " " + quote(a);
@@ -72,6 +75,11 @@ inline Outcome run(const std::vector<std::string>& args, const std::vector<std::
   r.out = read_text(out);
   r.err = read_text(err);
   return r;
+}
+
+// As run_in(), in the test's own working directory.
+inline Outcome run(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  return run_in(fs::current_path(), args, env);
 }
 
 inline std::string describe(const Outcome& r) {

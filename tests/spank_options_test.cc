@@ -212,17 +212,19 @@ TEST(SpankStepRequest, PlanFileIsUsedWhateverTheDefaultMode) {
   EXPECT_EQ(r.plan_file, "/home/u/p.json");
 }
 
-TEST(SpankStepEnvironment, FourVariablesOnOneLine) {
+TEST(SpankStepEnvironment, FiveVariablesOnOneLine) {
   StepPlan plan;
   plan.mode = "auto";
   plan.step_ms = 49.90812;
   plan.summary = "resnet50 layer-wise\non 12 GPUs";
-  const auto env = plan_environment("/w/layerplan-7.0.json", plan);
-  ASSERT_EQ(env.size(), 4u);
+  const std::string sha(64, 'a');
+  const auto env = plan_environment("/w/layerplan-7.0.json", sha, plan);
+  ASSERT_EQ(env.size(), 5u);
   EXPECT_EQ(env[0], (std::pair<std::string, std::string>{"LAYERPLAN_PLAN", "/w/layerplan-7.0.json"}));
-  EXPECT_EQ(env[1].second, "auto");
-  EXPECT_EQ(env[2], (std::pair<std::string, std::string>{"LAYERPLAN_STEP_MS", "49.908"}));
-  EXPECT_EQ(env[3].second, "resnet50 layer-wise on 12 GPUs");
+  EXPECT_EQ(env[1], (std::pair<std::string, std::string>{"LAYERPLAN_PLAN_SHA256", sha}));
+  EXPECT_EQ(env[2].second, "auto");
+  EXPECT_EQ(env[3], (std::pair<std::string, std::string>{"LAYERPLAN_STEP_MS", "49.908"}));
+  EXPECT_EQ(env[4].second, "resnet50 layer-wise on 12 GPUs");
 }
 
 }  // namespace

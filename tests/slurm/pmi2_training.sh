@@ -2,7 +2,8 @@
 # srun tasks as the ranks of one `layerplan train` (issue 19, part 1), on the 3-node
 # cluster of scripts/slurm-cluster: ranks meet through Slurm's PMI-2 (and PMIx), and their
 # per-step losses equal a one-process run of the same plan; a step without PMI fails at
-# start with the line that says how to start it; and the rendezvous time of 3 and 6 ranks
+# start with the line that says how to start it; a plan binds its model file (trains from
+# another folder, refused once the file changed); and the rendezvous time of 3 and 6 ranks
 # is printed (docs/BENCHMARKS.md, "Rendezvous under srun").
 #   tests/slurm/pmi2_training.sh BUILD_DIR RENDEZVOUS_PROBE
 # Prints "ok - …" or "not ok - …: reason" per check; exits 1 if any check failed.
@@ -105,6 +106,52 @@ else
 fi
 bad=$(sinfo -h -N -o '%N %T' | sort -u | grep -v ' idle$')
 if [ -z "$bad" ]; then ok "no node drained"; else fail "no node drained" "$bad"; fi
+
+# ---- 2d. A plan binds its model file: --layerplan-model=/ABS/PATH.onnx trains from another
+# working directory, each task checks the published plan's SHA-256 (LAYERPLAN_PLAN_SHA256),
+# and the model file changed after planning is refused, by the task and by the plugin -------
+MODELS=$ROOT/models/bound  # not the working directory of any step below
+rm -rf "$MODELS"; mkdir -p "$MODELS"
+install -m 0644 -o "$TEST_USER" "$REPO/tests/onnx_data/tiny.onnx" "$MODELS/bound.onnx"
+chown "$TEST_USER" "$MODELS"
+bound_args=(--layerplan=auto --layerplan-model="$MODELS/bound.onnx" --layerplan-batch=12 --gpus-per-node=1)
+out=$(as_user srun --mpi=pmi2 -N3 --ntasks-per-node=1 "${bound_args[@]}" bash -c \
+      'echo "sha: $(sha256sum <"$LAYERPLAN_PLAN" | cut -c1-64) ${LAYERPLAN_PLAN_SHA256:-unset}"' 2>&1)
+if [ "$(grep -c '^sha: ' <<<"$out")" = 3 ] && ! grep '^sha: ' <<<"$out" | awk '$2 != $3 {bad=1} END {exit !bad}'; then
+  ok "every task's LAYERPLAN_PLAN_SHA256 is the SHA-256 of its plan file"
+else
+  fail "every task's LAYERPLAN_PLAN_SHA256 is the SHA-256 of its plan file" "$out"
+fi
+out=$(as_user srun --mpi=pmi2 -N3 --ntasks-per-node=1 "${bound_args[@]}" ./layerplan train --data synthetic \
+      --steps 2 --shuffle off 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && contains "$out" "step 2/2"; then
+  ok "srun --layerplan-model=$MODELS/bound.onnx: 3 tasks train it from $WORK"
+else
+  fail "srun --layerplan-model=$MODELS/bound.onnx: 3 tasks train it from $WORK (rc $rc)" "$out"
+fi
+# A plan made from the file, then the file replaced by another of the same graph and name.
+if ! out=$(as_user ./layerplan plan --model "$MODELS/bound.onnx" --gpus 3 --gpus-per-node 1 --batch 12 \
+           --json "$WORK/bound-3.json" 2>&1); then
+  fail "layerplan plan --model $MODELS/bound.onnx" "$out"
+fi
+install -m 0644 -o "$TEST_USER" "$REPO/tests/onnx_data/tiny_unsorted.onnx" "$MODELS/bound.onnx"
+out=$(as_user srun --mpi=pmi2 -N3 -n3 ./layerplan train --plan "$WORK/bound-3.json" "${common_args[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && contains "$out" "model file '$MODELS/bound.onnx' is not the one plan file '$WORK/bound-3.json'" \
+   && ! contains "$out" "step 1/"; then
+  ok "a changed model file is refused by the tasks, naming it and the plan"
+else
+  fail "a changed model file is refused by the tasks, naming it and the plan (rc $rc)" "$out"
+fi
+out=$(as_user srun --mpi=pmi2 -N3 -n3 --gpus-per-node=1 --layerplan="$WORK/bound-3.json" ./layerplan train \
+      "${common_args[@]}" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && contains "$out" "model file '$MODELS/bound.onnx' is not the one" && ! contains "$out" "step 1/"; then
+  ok "--layerplan=PLANFILE whose model file changed fails the step at start"
+else
+  fail "--layerplan=PLANFILE whose model file changed fails the step at start (rc $rc)" "$out"
+fi
 
 # ---- 3. Without PMI (MpiDefault=none here) a step of 3 tasks fails at start, saying how ---
 out=$(as_user srun -N3 -n3 ./layerplan train "${train_args[@]}" 2>&1)
