@@ -31,6 +31,7 @@ Needs python3-torch, python3-torchvision and python3-onnx (Debian; not in CI):
 far float32 runs that differ only in rounding order spread around float64.
 """
 import argparse
+import collections
 import copy
 import json
 import os
@@ -120,7 +121,10 @@ FLOAT32_VARIANTS = ("native", "channels_last")
 
 def torch_steps(model, state, dtype, images, labels, batch, steps, lr, momentum, variant="default"):
     model = copy.deepcopy(model).to(dtype)
-    model.load_state_dict({k: v.to(dtype) for k, v in state.items()}, strict=False)
+    converted = collections.OrderedDict((k, v.to(dtype)) for k, v in state.items())
+    # The modules' own state-dict versions: MNASNet refuses a state without one.
+    converted._metadata = model.state_dict()._metadata
+    model.load_state_dict(converted, strict=False)
     if variant == "channels_last":
         model = model.to(memory_format=torch.channels_last)
     model.train()

@@ -313,8 +313,8 @@ TEST(TrainCommand, FashionMnistTestAccuracyIsTheSameOnOneProcessAndTwoRanks) {
   // then part: 3144 against 3037 correct at step 30. The loops are the same machine code on
   // every x86-64 CPU, so this comparison means the same everywhere (docs/runtime.md,
   // "Exactness on any CPU").
-  const std::vector<std::string> args = {"--data", "fashion-mnist", "--steps", "30", "--lr", "0.05", "--normalize",
-                                         "--kernels", "reference"};
+  const std::vector<std::string> args = {"--data", "fashion-mnist", "--steps",   "30",       "--lr",
+                                         "0.05",   "--normalize",   "--kernels", "reference"};
   const Outcome a = run(with({"train", "--plan", one.string()}, args));
   ASSERT_EQ(a.exit_code, 0) << describe(a);
   EXPECT_THAT(a.out, HasSubstr("padded to 32x32, normalised (mean 0.286"));
