@@ -134,6 +134,17 @@ std::optional<GeluApproximation> gelu_form(const GraphIndex& g, const Candidate&
   return std::nullopt;
 }
 
+// The node after `after` that reads `tensor`, when it is the tensor's only reader; else -1.
+int sole_reader_after(const GraphIndex& g, int after, const std::string& tensor) {
+  if (const auto r = g.reads.find(tensor); r == g.reads.end() || r->second != 1) return -1;
+  for (int i = after + 1; i < g.graph.node_size(); ++i) {
+    for (const std::string& in : g.node(i).input()) {
+      if (in == tensor) return i;
+    }
+  }
+  return -1;
+}
+
 // The pattern around the Erf or Tanh node `core`, if its nodes compute GELU.
 std::optional<GeluPattern> pattern_at(const GraphIndex& g, int core) {
   Candidate c;
@@ -149,11 +160,7 @@ std::optional<GeluPattern> pattern_at(const GraphIndex& g, int core) {
     }
     // The one reader of the output, and what it reads besides: x, constants, or more
     // arithmetic of them (the 0.5 * x of x * 0.5 * (1 + erf(...))).
-    if (const auto r = g.reads.find(out); r == g.reads.end() || r->second != 1) return std::nullopt;
-    int next = -1;
-    for (int i = last + 1; i < g.graph.node_size() && next < 0; ++i) {
-      for (const std::string& in : g.node(i).input()) next = in == out ? i : next;
-    }
+    const int next = sole_reader_after(g, last, out);
     if (next < 0 || !is_arithmetic(g.node(next))) return std::nullopt;
     c.nodes.insert(next);
     for (const std::string& in : g.node(next).input()) {
