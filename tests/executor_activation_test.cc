@@ -38,49 +38,26 @@ SeNet se_net() {
   return s;
 }
 
-// Every layer whose extent along `dim` is even and which can split it gets 2 tiles along
-// it on devices 0 and 1; the others run on device 1 alone, so that data moves.
-std::vector<Configuration> split_plan(const ModelGraph& graph, Dim dim) {
-  const int d = static_cast<int>(dim);
-  std::vector<Configuration> plan;
-  for (const Layer& layer : graph.layers()) {
-    Configuration c{Degrees{}, {1}};
-    if (splittable_dims(layer.kind)[static_cast<size_t>(d)] && layer.output[d] % 2 == 0) {
-      c.degrees.d[static_cast<size_t>(d)] = 2;
-      c.devices = {0, 1};
-    }
-    plan.push_back(c);
-  }
-  return plan;
-}
-
-void expect_matches_one_device(const ModelGraph& graph, const std::vector<Configuration>& plan,
-                               const std::string& name) {
-  const TrainResult want = train(graph, single_device_plan(graph), kSteps);
-  ASSERT_GT(std::abs(want.losses.front() - want.losses.back()), 1e-3);
-  EXPECT_LE(max_difference(train(graph, plan, kSteps), want), kTolerance) << name;
-}
-
 TEST(ExecutorActivations, SplittingHeightSumsTheScalesPartialGradients) {
   const SeNet s = se_net();
   const std::vector<Configuration> plan = split_plan(s.graph, Dim::kH);
   // The mul's tiles split h while its scale is one (n, c, 1, 1) tile on another device.
   ASSERT_EQ(plan[static_cast<size_t>(s.mul)].degrees[2], 2);
   ASSERT_EQ(plan[static_cast<size_t>(s.graph.layer(s.mul).inputs[1])].tiles(), 1);
-  expect_matches_one_device(s.graph, plan, "h split");
+  expect_matches_one_device(s.graph, plan, "h split", kSteps, kTolerance);
 }
 
 TEST(ExecutorActivations, SplittingChannelsMatchesOneDevice) {
   const SeNet s = se_net();
   const std::vector<Configuration> plan = split_plan(s.graph, Dim::kC);
   ASSERT_EQ(plan[static_cast<size_t>(s.mul)].degrees[1], 2);
-  expect_matches_one_device(s.graph, plan, "c split");
+  expect_matches_one_device(s.graph, plan, "c split", kSteps, kTolerance);
 }
 
 TEST(ExecutorActivations, EveryBaselineAndRandomPlanMatchesOneDevice) {
   const SeNet s = se_net();
   for (const NamedPlan& plan : plans_to_test(s.graph, 4, 8, 31u))
-    expect_matches_one_device(s.graph, plan.configs, plan.name);
+    expect_matches_one_device(s.graph, plan.configs, plan.name, kSteps, kTolerance);
 }
 
 // Guards the tests above: the excitation's weights do learn (its gradient flows back

@@ -15,32 +15,21 @@
 #include "common/error.h"
 #include "model/model_file.h"
 #include "model/onnx_model.h"
+#include "tests/onnx_builder.h"
 
 namespace layerplan {
 namespace {
 
 using ::testing::HasSubstr;
 
-class Builder {
+// torchvision's export as OnnxBuilder writes it, plus the Constants and shape arithmetic of
+// PyTorch's x.size(i).
+class Builder : public testing_onnx::OnnxBuilder {
  public:
-  Builder() {
-    model_.set_ir_version(8);
-    model_.add_opset_import()->set_version(14);
-    graph().set_name("shuffle");
-  }
-  onnx::GraphProto& graph() { return *model_.mutable_graph(); }
-  onnx::ModelProto& model() { return model_; }
+  Builder() : OnnxBuilder(14, 8, 4, 4) {}
 
-  onnx::NodeProto& node(const std::string& op, std::vector<std::string> inputs, const std::string& output) {
-    onnx::NodeProto& n = *graph().add_node();
-    n.set_op_type(op);
-    n.set_name("/" + output);
-    for (const std::string& in : inputs) n.add_input(in);
-    n.add_output(output);
-    return n;
-  }
   // A Constant node of int64 values (a scalar when `scalar`).
-  std::string ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {
+  std::string constant(const std::string& name, const std::vector<int64_t>& values, bool scalar = false) {
     onnx::AttributeProto& a = *node("Constant", {}, name).add_attribute();
     a.set_name("value");
     a.set_type(onnx::AttributeProto::TENSOR);
@@ -50,88 +39,58 @@ class Builder {
     for (const int64_t v : values) t.add_int64_data(v);
     return name;
   }
-  void weight(const std::string& name, std::vector<int64_t> dims) {
-    onnx::TensorProto& t = *graph().add_initializer();
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    int64_t count = 1;
-    for (const int64_t d : dims) {
-      t.add_dims(d);
-      count *= d;
-    }
-    for (int64_t i = 0; i < count; ++i) t.add_float_data(static_cast<float>(i % 5) / 8.0F);
-  }
-  void value(onnx::ValueInfoProto& v, const std::string& name, std::vector<int64_t> dims) {
-    v.set_name(name);
-    onnx::TypeProto_Tensor& t = *v.mutable_type()->mutable_tensor_type();
-    t.set_elem_type(onnx::TensorProto::FLOAT);
-    t.mutable_shape()->add_dim()->set_dim_param("batch");
-    for (const int64_t d : dims) t.mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  static void ints_attribute(onnx::NodeProto& n, const char* name, std::vector<int64_t> values) {
-    onnx::AttributeProto& a = *n.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INTS);
-    for (const int64_t v : values) a.add_ints(v);
-  }
-  static void int_attribute(onnx::NodeProto& n, const char* name, int64_t value) {
-    onnx::AttributeProto& a = *n.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(value);
+  // A weight whose values differ, (i % 5) / 8.
+  void weight(const std::string& name, const std::vector<int64_t>& dims) {
+    onnx::TensorProto& t = float_initializer(name, dims);
+    for (int i = 0; i < t.float_data_size(); ++i) t.set_float_data(i, static_cast<float>(i % 5) / 8.0F);
   }
   // Dimension `index` of `tensor`'s shape, unsqueezed to 1-D, as PyTorch exports x.size(i).
   std::string size_of(const std::string& tensor, int64_t index) {
     const std::string s = std::to_string(index);
     node("Shape", {tensor}, "Shape_" + s);
-    node("Gather", {"Shape_" + s, ints("index_" + s, {index}, true)}, "Gather_" + s);
+    node("Gather", {"Shape_" + s, constant("index_" + s, {index}, true)}, "Gather_" + s);
     return unsqueezed("Gather_" + s);
   }
   std::string unsqueezed(const std::string& scalar) {
-    node("Unsqueeze", {scalar, ints("axes_" + scalar, {0})}, "Unsqueeze_" + scalar);
+    node("Unsqueeze", {scalar, constant("axes_" + scalar, {0})}, "Unsqueeze_" + scalar);
     return "Unsqueeze_" + scalar;
   }
-
- private:
-  onnx::ModelProto model_;
 };
 
 // conv (8 channels, 4x4) -> channel_shuffle(x, 2) -> chunk(2) -> cat(x1, relu(x2)) -> GAP -> fc.
 Builder shufflenet_piece() {
   Builder b;
-  b.value(*b.graph().add_input(), "input", {8, 4, 4});
   b.weight("conv.weight", {8, 8, 1, 1});
   b.node("Conv", {"input", "conv.weight"}, "conv");
   // channel_shuffle: (N, 2, C // 2, H, W), the division computed from the shape.
   const std::string n = b.size_of("conv", 0), h = b.size_of("conv", 2), w = b.size_of("conv", 3);
   b.node("Shape", {"conv"}, "Shape_c");
-  b.node("Gather", {"Shape_c", b.ints("index_c", {1}, true)}, "channels");
-  b.node("Div", {"channels", b.ints("groups", {2}, true)}, "Div");
-  Builder::int_attribute(b.node("Cast", {"Div"}, "Cast"), "to", onnx::TensorProto::INT64);
-  Builder::int_attribute(
-      b.node("Concat", {n, b.unsqueezed(b.ints("g", {2}, true)), b.unsqueezed("Cast"), h, w}, "shape5"), "axis", 0);
+  b.node("Gather", {"Shape_c", b.constant("index_c", {1}, true)}, "channels");
+  b.node("Div", {"channels", b.constant("groups", {2}, true)}, "Div");
+  Builder::integer(b.node("Cast", {"Div"}, "Cast"), "to", onnx::TensorProto::INT64);
+  Builder::integer(
+      b.node("Concat", {n, b.unsqueezed(b.constant("g", {2}, true)), b.unsqueezed("Cast"), h, w}, "shape5"), "axis", 0);
   b.node("Reshape", {"conv", "shape5"}, "Reshape");
-  Builder::ints_attribute(b.node("Transpose", {"Reshape"}, "Transpose"), "perm", {0, 2, 1, 3, 4});
-  Builder::int_attribute(b.node("Concat", {n, b.unsqueezed(b.ints("minus_one", {-1}, true)), h, w}, "shape4"), "axis",
-                         0);
+  Builder::ints(b.node("Transpose", {"Reshape"}, "Transpose"), "perm", {0, 2, 1, 3, 4});
+  Builder::integer(b.node("Concat", {n, b.unsqueezed(b.constant("minus_one", {-1}, true)), h, w}, "shape4"), "axis", 0);
   b.node("Reshape", {"Transpose", "shape4"}, "shuffled");
   // x.chunk(2, dim=1): ends (C + 1) // 2 * 1 and * 2.
   b.node("Shape", {"shuffled"}, "Shape_s");
-  b.node("Gather", {"Shape_s", b.ints("index_s", {1})}, "channels_s");
-  b.node("Add", {"channels_s", b.ints("one", {1})}, "plus_one");
-  b.node("Div", {"plus_one", b.ints("two", {2})}, "half");
-  b.node("Mul", {"half", b.ints("times1", {1})}, "end0");
-  b.node("Mul", {"half", b.ints("times2", {2})}, "end1");
-  b.node("Slice", {"shuffled", b.ints("start0", {0}), "end0", b.ints("axes", {1})}, "x1");
+  b.node("Gather", {"Shape_s", b.constant("index_s", {1})}, "channels_s");
+  b.node("Add", {"channels_s", b.constant("one", {1})}, "plus_one");
+  b.node("Div", {"plus_one", b.constant("two", {2})}, "half");
+  b.node("Mul", {"half", b.constant("times1", {1})}, "end0");
+  b.node("Mul", {"half", b.constant("times2", {2})}, "end1");
+  b.node("Slice", {"shuffled", b.constant("start0", {0}), "end0", b.constant("axes", {1})}, "x1");
   b.node("Slice", {"shuffled", "end0", "end1", "axes"}, "x2");
   b.node("Relu", {"x2"}, "relu");
-  Builder::int_attribute(b.node("Concat", {"x1", "relu"}, "cat"), "axis", 1);
+  Builder::integer(b.node("Concat", {"x1", "relu"}, "cat"), "axis", 1);
   b.node("GlobalAveragePool", {"cat"}, "gap");
   b.node("Flatten", {"gap"}, "flat");
   b.weight("fc.weight", {10, 8});
   b.weight("fc.bias", {10});
-  Builder::int_attribute(b.node("Gemm", {"flat", "fc.weight", "fc.bias"}, "logits"), "transB", 1);
-  b.value(*b.graph().add_output(), "logits", {10});
+  Builder::integer(b.node("Gemm", {"flat", "fc.weight", "fc.bias"}, "logits"), "transB", 1);
+  b.output("logits");
   return b;
 }
 
@@ -224,15 +183,15 @@ const Refusal kRefusals[] = {
      "'/Reshape' (Reshape): a Reshape to 5-D that no single Transpose reads"},
     {"back to another shape",
      [](Builder& b) {
-       node_named(b, "/shuffled").set_input(1, b.ints("other", {0, 4, 8, 4}));
+       node_named(b, "/shuffled").set_input(1, b.constant("other", {0, 4, 8, 4}));
      },
      "'/shuffled' (Reshape): shape (0, 4, 8, 4): expected a channel shuffle"},
     {"groups that do not divide",
      [](Builder& b) {
-       node_named(b, "/Reshape").set_input(1, b.ints("groups3", {0, 3, 3, 4, 4}));
+       node_named(b, "/Reshape").set_input(1, b.constant("groups3", {0, 3, 3, 4, 4}));
      },
      "'/Reshape' (Reshape): shape (0, 3, 3, 4, 4) of a 2x8x4x4 input: expected a channel shuffle"},
-    {"a slice along height", [](Builder& b) { node_named(b, "/x2").set_input(3, b.ints("axes_h", {2})); },
+    {"a slice along height", [](Builder& b) { node_named(b, "/x2").set_input(3, b.constant("axes_h", {2})); },
      "'/x2' (Slice): axes 2: expected the channel axis, 1"},
     {"a division of activations", [](Builder& b) { node_named(b, "/Div").set_input(0, "conv"); },
      "'/Div' (Div): the inputs are not shapes: a Div is read only in shape arithmetic"},
