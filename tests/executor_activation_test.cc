@@ -5,7 +5,7 @@
 // must be summed at its owner), channels, and on random plans.
 #include <gtest/gtest.h>
 
-#include "tests/executor_test_util.h"
+#include "tests/executor_split_checks.h"
 
 namespace layerplan::testing {
 namespace {

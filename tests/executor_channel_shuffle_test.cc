@@ -5,7 +5,7 @@
 // baselines and random plans of 4 devices (relative difference ≤ 1e-4, as the exactness test).
 #include <gtest/gtest.h>
 
-#include "tests/executor_test_util.h"
+#include "tests/executor_split_checks.h"
 
 namespace layerplan::testing {
 namespace {

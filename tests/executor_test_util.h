@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "planner/config_space.h"
 #include "planner/planner.h"
 #include "runtime/executor/executor.h"
@@ -155,31 +153,6 @@ inline double max_difference(const TrainResult& got, const TrainResult& want) {
                       relative_error(g.running_mean, w.running_mean), relative_error(g.running_var, w.running_var)});
   }
   return worst;
-}
-
-// Every layer whose extent along `dim` is even and which can split it gets 2 tiles along
-// it on devices 0 and 1; the others run on device 1 alone, so that data moves.
-inline std::vector<Configuration> split_plan(const ModelGraph& graph, Dim dim) {
-  const int d = static_cast<int>(dim);
-  std::vector<Configuration> plan;
-  for (const Layer& layer : graph.layers()) {
-    Configuration c{Degrees{}, {1}};
-    if (splittable_dims(layer.kind)[static_cast<size_t>(d)] && layer.output[d] % 2 == 0) {
-      c.degrees.d[static_cast<size_t>(d)] = 2;
-      c.devices = {0, 1};
-    }
-    plan.push_back(c);
-  }
-  return plan;
-}
-
-// `steps` of SGD with `plan` end within `tolerance` of one device (max_difference), on a
-// net that learns in those steps.
-inline void expect_matches_one_device(const ModelGraph& graph, const std::vector<Configuration>& plan,
-                                      const std::string& name, int steps, double tolerance) {
-  const TrainResult want = train(graph, single_device_plan(graph), steps);
-  ASSERT_GT(std::abs(want.losses.front() - want.losses.back()), 1e-3);
-  EXPECT_LE(max_difference(train(graph, plan, steps), want), tolerance) << name;
 }
 
 }  // namespace layerplan::testing
