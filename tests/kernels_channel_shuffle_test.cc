@@ -82,8 +82,12 @@ TEST_P(ChannelKernels, TilesGiveTheWholeTensorsElements) {
   const Tensor x = testing::random_tensor(kShape, rng);
   ModelGraph g("both");
   const int in = g.input("in", kShape);
-  const LayerRef shuffle(g, g.channel_shuffle("shuffle", in, 3));
-  const LayerRef slice(g, g.channel_slice("slice", in, 2, 8));
+  // Both layers first, then their LayerRefs: a LayerRef holds a reference into the graph's
+  // layers, which the next append may move.
+  const int shuffle_id = g.channel_shuffle("shuffle", in, 3);
+  const int slice_id = g.channel_slice("slice", in, 2, 8);
+  const LayerRef shuffle(g, shuffle_id);
+  const LayerRef slice(g, slice_id);
   for (const LayerRef* l : {&shuffle, &slice}) {
     const Box whole = Box::whole(l->layer.output);
     const bool is_shuffle = l->layer.kind == LayerKind::kChannelShuffle;
