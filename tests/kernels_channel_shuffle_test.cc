@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "kernels_test_util.h"
+#include "runtime/kernels/backend_helpers.h"
 
 namespace layerplan {
 namespace {
@@ -20,14 +21,6 @@ const Shape kShape{{2, 12, 3, 5}};
 int64_t shuffled_channel(int64_t in_channel, int64_t channels, int64_t groups) {
   const int64_t per_group = channels / groups;
   return (in_channel % per_group) * groups + in_channel / per_group;
-}
-
-template <typename Body>
-void for_each_index(const Box& b, Body&& body) {
-  for (int64_t n = b.dim[0].lo; n < b.dim[0].hi; ++n)
-    for (int64_t c = b.dim[1].lo; c < b.dim[1].hi; ++c)
-      for (int64_t h = b.dim[2].lo; h < b.dim[2].hi; ++h)
-        for (int64_t w = b.dim[3].lo; w < b.dim[3].hi; ++w) body(n, c, h, w);
 }
 
 class ChannelKernels : public ::testing::TestWithParam<std::string> {};
@@ -46,7 +39,7 @@ TEST_P(ChannelKernels, ShuffleMovesEachChannelWherePyTorchPutsIt) {
     const Tensor dx = kernels->channel_shuffle_backward(l, dy);
     ASSERT_EQ(y.box(), whole);
     ASSERT_EQ(dx.box(), whole);
-    for_each_index(whole, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    kernels_internal::for_each_element(whole, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
       const int64_t to = shuffled_channel(c, kShape.c(), groups);
       ASSERT_EQ(y.at(n, to, h, w), x.at(n, c, h, w)) << "input channel " << c;
       ASSERT_EQ(dx.at(n, c, h, w), dy.at(n, to, h, w)) << "input channel " << c;  // the inverse permutation
@@ -68,7 +61,7 @@ TEST_P(ChannelKernels, SliceCopiesItsChannelsAndTheirGradients) {
   Box read = Box::whole(kShape);
   read.dim[1] = {5, 9};
   ASSERT_EQ(dx.box(), read);  // only the slice's channels
-  for_each_index(out, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+  kernels_internal::for_each_element(out, [&](int64_t n, int64_t c, int64_t h, int64_t w) {
     ASSERT_EQ(y.at(n, c, h, w), x.at(n, c + 5, h, w));
     ASSERT_EQ(dx.at(n, c + 5, h, w), dy.at(n, c, h, w));
   });
