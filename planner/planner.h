@@ -53,6 +53,7 @@ struct StrategyCost {
 };
 
 inline constexpr int64_t kPlannerMemoryLimitBytes = int64_t{1} << 30;  // docs/limits.md
+inline constexpr double kDefaultMinGain = 0.03;  // PlanOptions::min_gain
 
 struct PlanOptions {
   SpaceOptions space;
@@ -79,6 +80,14 @@ struct PlanOptions {
   MemoryModelOptions memory;
   // What reads the time for time_budget_s (default: steady_clock::now); tests inject their own.
   std::function<std::chrono::steady_clock::time_point()> clock;
+
+  // Data parallelism stays the choice unless another plan's step is shorter by more than
+  // this share of data parallelism's (docs/planner.md, "The simplicity margin"); 0 keeps
+  // the fastest plan whatever the gain.
+  double min_gain = kDefaultMinGain;
+  // Also rate data parallelism and the search on every power-of-two prefix of the job's
+  // nodes (docs/planner.md, "Sub-cluster candidates"); off inside those plans themselves.
+  bool node_prefixes = true;
 
   SyncOptions sync_options() const { return {sync, overlap, bucket_bytes}; }
 };
@@ -121,6 +130,25 @@ struct Plan {
   // priced in (planner.cc: search_within_memory), slower but within memory.
   bool memory_weighted = false;
   bool overlap = true;  // the timeline overlapped bucket all-reduces with the backward (PlanOptions::overlap)
+  // A lower bound on the step of every plan in the search space, by the timeline
+  // (docs/planner.md, "Searching the timeline"): the chosen plan is at most
+  // chosen.step_s() - lower_bound_s from the optimum. 0 when the search fell back.
+  double lower_bound_s = 0.0;
+  // The search proved its plan the timeline optimum of the space (the gap is closed).
+  bool proven_optimal = false;
+  // The GPUs of the job, and those the chosen plan leaves idle (no layer has a tile there).
+  int job_devices = 0;
+  int idle_devices = 0;
+  // When GPUs are idle: the whole nodes the chosen plan uses, and its step priced on a job
+  // of only those nodes (what the same step costs without the idle ones).
+  int used_nodes = 0;
+  int job_nodes = 0;
+  double used_nodes_step_s = 0.0;
+  // The simplicity margin (PlanOptions::min_gain) it was chosen with, and the faster plan
+  // it set aside for data parallelism, if any (empty name: none was set aside).
+  double min_gain = kDefaultMinGain;
+  std::string set_aside_name;
+  double set_aside_step_s = 0.0;
   std::string warning;  // non-empty when the plan is not the layer-wise optimum
   // Non-empty when a baseline is faster by the timeline than the search's plan, which is
   // optimal for the additive objective only.
