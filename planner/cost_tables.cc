@@ -88,7 +88,11 @@ class CostGraphBuilder {
  public:
   CostGraphBuilder(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline)
       : model_(model), units_(units), share_tables_(share_tables), deadline_(deadline) {
-    for (const auto& configs : units_.space) costs_.add_node(std::vector<double>(configs.size(), 0.0));
+    for (const auto& configs : units_.space) {
+      costs_.add_node(std::vector<double>(configs.size(), 0.0));
+      parts_.node_sync.emplace_back(configs.size(), 0.0);
+    }
+    parts_.edge_of_input.resize(static_cast<size_t>(model_.graph().size()));
     for (int h : units_.head) unit_key_.push_back(space_signature(model_.graph().layer(h)));
   }
 
@@ -96,18 +100,27 @@ class CostGraphBuilder {
   void add_layer(const Layer& l) {
     const auto u = unit(l.id);
     const std::string signature = layer_signature(model_.graph(), l);
+    // The node table holds compute + sync per configuration, then the sync alone.
     const std::vector<double> node = node_table(l, u, "node " + signature + " " + unit_key_[u]);
-    for (size_t a = 0; a < node.size(); ++a) costs_.node_cost[u][a] += node[a];
+    const size_t configs = node.size() / 2;
+    for (size_t a = 0; a < configs; ++a) {
+      costs_.node_cost[u][a] += node[a];
+      parts_.node_sync[u][a] += node[configs + a];
+    }
+    std::vector<int>& edges = parts_.edge_of_input[static_cast<size_t>(l.id)];
+    edges.assign(l.inputs.size(), -1);
     if (units_.head[u] != l.id) return;  // fused members read their own unit's output
     for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
       const auto v = unit(l.inputs[static_cast<size_t>(slot)]);
       const std::string key =
           "edge " + edge_signature(model_.graph(), l, slot) + " " + unit_key_[v] + " " + unit_key_[u];
+      edges[static_cast<size_t>(slot)] = static_cast<int>(costs_.edges.size());
       costs_.add_edge(static_cast<int>(v), static_cast<int>(u), edge_table(l, slot, v, u, key));
     }
   }
 
   CostGraph take() { return std::move(costs_); }
+  CostGraphParts take_parts() { return std::move(parts_); }
   int64_t memo_bytes() const { return memo_bytes_; }
 
  private:
@@ -116,10 +129,12 @@ class CostGraphBuilder {
   std::vector<double> node_table(const Layer& l, size_t u, std::string key) {
     const std::vector<Configuration>& space = units_.space[u];
     if (const std::vector<double>* known = find(key)) return *known;
-    std::vector<double> t(space.size());
+    std::vector<double> t(2 * space.size());
     for (size_t a = 0; a < space.size(); ++a) {
       deadline_.charge(int64_t{1} + space[a].tiles() * static_cast<int64_t>(l.inputs.size() + 1));
-      t[a] = model_.compute_time(l, space[a]) + model_.sync(l, space[a]).time_s;
+      const double sync = model_.sync(l, space[a]).time_s;
+      t[a] = model_.compute_time(l, space[a]) + sync;
+      t[space.size() + a] = sync;
     }
     return remember(std::move(key), std::move(t));
   }
@@ -158,6 +173,7 @@ class CostGraphBuilder {
   const bool share_tables_;
   Deadline& deadline_;
   CostGraph costs_;
+  CostGraphParts parts_;
   std::vector<std::string> unit_key_;
   std::unordered_map<std::string, std::vector<double>> memo_;
   int64_t memo_bytes_ = 0;
@@ -265,7 +281,7 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
   std::unordered_set<int64_t> unit_pairs;
   for (const Layer& l : graph.layers()) {
     const auto u = static_cast<size_t>(units.unit_of_layer[static_cast<size_t>(l.id)]);
-    size.node_entries += configs[u];
+    size.node_entries += 2 * configs[u];  // the node table and its sync share (CostGraphParts)
     if (units.head[u] != l.id) continue;
     for (int slot = 0; slot < static_cast<int>(l.inputs.size()); ++slot) {
       deadline.charge();
@@ -283,10 +299,11 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
 }
 
 CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline,
-                           int64_t* memo_bytes) {
+                           int64_t* memo_bytes, CostGraphParts* parts) {
   CostGraphBuilder builder(model, units, share_tables, deadline);
   for (const Layer& l : model.graph().layers()) builder.add_layer(l);
   if (memo_bytes) *memo_bytes = builder.memo_bytes();
+  if (parts) *parts = builder.take_parts();
   return builder.take();
 }
 

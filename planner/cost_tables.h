@@ -55,8 +55,18 @@ SearchSize estimate_search_size(const ModelGraph& graph, const SearchUnits& unit
 // blocks, the inputs of a wide concat or add) share one computed table. Charges
 // `deadline` for every entry (it throws DeadlinePassed when it has passed).
 // `memo_bytes`, when given, receives the bytes the memo of shared tables held at the end.
+// `parts`, when given, receives what the step timeline needs besides the summed tables
+// (planner/timeline_objective.h).
+struct CostGraphParts {
+  // Per unit and configuration: of the node cost, the share of bucket all-reduces (the
+  // rest is compute); the timeline reduces buckets instead.
+  std::vector<std::vector<double>> node_sync;
+  // Per layer and input slot: the index in CostGraph::edges of the edge into it (-1 for the
+  // inputs of fused members, which read their own unit's output).
+  std::vector<std::vector<int>> edge_of_input;
+};
 CostGraph build_cost_graph(const CostModel& model, const SearchUnits& units, bool share_tables, Deadline& deadline,
-                           int64_t* memo_bytes = nullptr);
+                           int64_t* memo_bytes = nullptr, CostGraphParts* parts = nullptr);
 
 // Bytes held by configuration lists and by a cost graph's tables (vector capacities).
 int64_t configuration_bytes(const SearchUnits& units);

@@ -16,6 +16,8 @@
 #include "planner/deadline.h"
 #include "planner/memory_fit.h"
 #include "planner/mixed_candidates.h"
+#include "planner/timeline_objective.h"
+#include "planner/timeline_search.h"
 
 namespace layerplan {
 
@@ -67,7 +69,6 @@ void fall_back_to_baseline(Plan& plan, const DeviceGraph& devices, const std::st
 }
 
 constexpr int kMemoryWeightSteps = 8;
-constexpr double kMixGain = 0.01;  // the share of the step a mixed candidate must save
 
 // Why the fastest layer-wise plan is not the plan: it needs more than the usable memory, or
 // the search found nothing that keeps every layer within it.
@@ -78,38 +79,36 @@ std::string over_memory_reason(const Plan& plan, bool search_fits) {
          gib_text(static_cast<double>(plan.usable_memory_bytes)) + " usable";
 }
 
-// The search minimizes the additive objective; the step is the timeline. Every candidate
-// that fits in memory (the search's plan, the baselines and the search's plan mixed with
-// data parallelism) is rated by the timeline and the fastest is chosen. `memory_reason` is
-// non-empty when the fastest layer-wise plan did not fit (search_within_memory() may have
+// The fastest candidate that fits, by the timeline; data parallelism when nothing beats it by
+// more than the simplicity margin (docs/planner.md, "The simplicity margin"). `memory_reason`
+// is non-empty when the fastest layer-wise plan did not fit (search_within_memory() may have
 // found a slower one that does). Throws UsageError when nothing fits.
 void choose_by_timeline(Plan& plan, const DeviceGraph& devices, const std::string& memory_reason) {
-  const StrategyCost* rival = fastest_fitting(plan.baselines, plan.usable_memory_bytes);
-  // A mix (priced only where the search's plan fits) replaces the best of the others only
-  // when it saves kMixGain of the step: less is within the cost model's error, and the
-  // search's plan or a plain baseline says more to a reader than a mix of both.
-  const StrategyCost* mixed = fastest_fitting(plan.mixed, plan.usable_memory_bytes);
-  const double best_s =
-      rival == nullptr ? plan.layer_wise.step_s() : std::min(rival->step_s(), plan.layer_wise.step_s());
-  if (mixed != nullptr && mixed->step_s() < (1.0 - kMixGain) * best_s) rival = mixed;
   if (!fits_memory(plan.layer_wise, plan.usable_memory_bytes) || (!memory_reason.empty() && !plan.memory_weighted)) {
     fall_back_to_baseline(plan, devices, memory_reason);
     return;
   }
-  plan.chosen = plan.layer_wise;
   if (!memory_reason.empty()) plan.warning = memory_reason + "; using a slower layer-wise plan that fits";
-  if (rival == nullptr || rival->step_s() >= plan.layer_wise.step_s()) return;
-  plan.chosen = *rival;
-  if (!memory_reason.empty()) {
-    plan.warning = memory_reason + "; using the best baseline (" + rival->name + ")";
+  std::vector<const StrategyCost*> candidates{&plan.layer_wise};
+  for (const auto* group : {&plan.baselines, &plan.mixed}) {
+    for (const StrategyCost& s : *group) {
+      if (fits_memory(s, plan.usable_memory_bytes)) candidates.push_back(&s);
+    }
+  }
+  // The first of equals: the searched plan, then the baselines in their order.
+  const StrategyCost* fastest = *std::min_element(
+      candidates.begin(), candidates.end(), [](const auto* a, const auto* b) { return a->step_s() < b->step_s(); });
+  plan.chosen = *fastest;
+  const StrategyCost& data = plan.baselines.front();
+  if (fastest == &data || !fits_memory(data, plan.usable_memory_bytes) ||
+      fastest->step_s() < (1.0 - plan.min_gain) * data.step_s()) {
     return;
   }
-  std::ostringstream text;
-  text.precision(4);
-  text << "the searched layer-wise plan (" << plan.layer_wise.step_s() * 1e3 << " ms by the timeline, "
-       << plan.layer_wise.additive_s() * 1e3 << " ms additive) is slower by the timeline than " << rival->name << " ("
-       << rival->step_s() * 1e3 << " ms); using " << rival->name;
-  plan.note = text.str();
+  plan.chosen = data;
+  if (fastest->step_s() < data.step_s()) {
+    plan.set_aside_name = fastest->name;
+    plan.set_aside_step_s = fastest->step_s();
+  }
 }
 
 std::string budget_reason(double budget_s) {
@@ -144,6 +143,7 @@ std::vector<Configuration> configurations_of(const SearchUnits& units, const std
 struct SearchOutcome {
   SearchUnits units;
   CostGraph costs;       // with the configurations that cannot fit penalized
+  CostGraphParts parts;  // what the timeline needs besides the summed tables
   SearchOptions search;  // what the search ran with
   SearchResult result;
   int64_t estimated_bytes = 0;
@@ -168,7 +168,8 @@ SearchOutcome run_search(const CostModel& model, const PlanOptions& options, Dea
     }
     out.units = make_search_units(graph, model.devices(), options.space, options.fuse_elementwise, deadline);
     plan.search_memory.configurations = configuration_bytes(out.units);
-    out.costs = build_cost_graph(model, out.units, options.share_tables, deadline, &plan.search_memory.shared_tables);
+    out.costs = build_cost_graph(model, out.units, options.share_tables, deadline, &plan.search_memory.shared_tables,
+                                 &out.parts);
     plan.search_memory.cost_tables = cost_graph_bytes(out.costs);
     // The memo and the tables' temporary copies are freed now; hand their pages back before
     // the elimination allocates, or they stay resident beside its tables.
@@ -214,6 +215,48 @@ void search_within_memory(const CostModel& model, const SearchOutcome& search, c
     plan.memory_weighted = true;
     return;
   }
+}
+
+// The searched plan's per-layer configurations.
+std::vector<Configuration> configurations_of(const StrategyCost& strategy) {
+  std::vector<Configuration> out;
+  out.reserve(strategy.layers.size());
+  for (const LayerCost& row : strategy.layers) out.push_back(row.config);
+  return out;
+}
+
+// The search of the step timeline (timeline_search.h), seeded with the additive optimum, the
+// strategies already rated and the additive optimum mixed with data parallelism; then the
+// found plan's own mixes. Sets plan.layer_wise to the fastest, which is then no slower by the
+// timeline than any of them, and the lower bound. Returns false when the search ran out of
+// time (plan.layer_wise is then the additive optimum).
+bool search_on_timeline(const CostModel& model, SearchOutcome& search, const PlanOptions& options, Plan& plan,
+                        const std::vector<const StrategyCost*>& rated) {
+  const ModelGraph& graph = model.graph();
+  TimelineObjective objective(model, search.units, search.costs, search.parts);
+  std::vector<std::vector<int>> seeds{search.result.choice};
+  const std::vector<Configuration> data = data_parallel(graph, model.devices().device_count());
+  for (MixedCandidate& c : mixed_candidates(graph, objective.configurations(search.result.choice), data)) {
+    seeds.push_back(objective.choice_of(c.configs));
+  }
+  for (const StrategyCost* s : rated) seeds.push_back(objective.choice_of(configurations_of(*s)));
+  const TimelineSearchResult found = search_timeline(search.costs, search.parts, objective, seeds, search.search);
+  plan.timeline_search = {found.solves, found.rated};
+  if (found.timed_out) return false;
+  StrategyCost best = price_strategy(model, "layer-wise", objective.configurations(found.choice), options.memory);
+  if (found.step_s < kOverMemoryPenalty_s &&
+      std::abs(best.step_s() - found.step_s) > 1e-9 * std::max(1e-3, found.step_s)) {
+    throw std::logic_error("timeline search step " + std::to_string(found.step_s) + " s differs from priced plan " +
+                           std::to_string(best.step_s()) + " s");
+  }
+  // Strategies outside the units' space (none of the baselines, on the zoo) are compared here.
+  for (const StrategyCost* s : rated) {
+    if (s->step_s() < best.step_s()) best = price_strategy(model, "layer-wise", configurations_of(*s), options.memory);
+  }
+  plan.layer_wise = std::move(best);
+  plan.lower_bound_s = std::min(found.lower_bound_s, plan.layer_wise.step_s());
+  plan.proven_optimal = found.proven_optimal && plan.lower_bound_s >= found.step_s * (1 - 1e-12);
+  return true;
 }
 
 }  // namespace
@@ -289,8 +332,7 @@ StrategyCost price_strategy(const CostModel& model, std::string name, const std:
     s.sync_s += row.sync_s;
     s.transfer_bytes += row.transfer_bytes;
     s.sync_bytes += row.sync_bytes;
-    // Half of an edge's transfer time is the forward move, half the gradients' move back.
-    spans[static_cast<size_t>(l.id)] = {row.transfer_s / 2 + passes.forward_s, passes.backward_s + row.transfer_s / 2};
+    spans[static_cast<size_t>(l.id)] = layer_span(passes, row.transfer_s);
   }
   s.timeline =
       lay_out_step(spans, sync_jobs(model, configs), model.sync_options().overlap, model.devices().device_count());
@@ -307,9 +349,12 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   plan.batch = graph.layer(0).output.n();
   plan.usable_memory_bytes = usable_memory_bytes(devices.device());
   plan.overlap = options.overlap;
+  plan.min_gain = options.min_gain;
+  plan.job_devices = devices.device_count();
+  plan.job_nodes = devices.nodes();
 
   const CostModel model(graph, devices, options.sync_options());
-  const SearchOutcome search = run_search(model, options, deadline, plan);
+  SearchOutcome search = run_search(model, options, deadline, plan);
   const SearchUnits& units = search.units;
   const SearchResult& result = search.result;
   plan.unit_of_layer = units.unit_of_layer;
@@ -339,19 +384,29 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
     throw std::logic_error("search cost " + std::to_string(result.cost) + " differs from priced plan " +
                            std::to_string(plan.layer_wise.additive_s()));
   }
+  std::vector<const StrategyCost*> rated;
+  for (const StrategyCost& b : plan.baselines) rated.push_back(&b);
+  if (!search_on_timeline(model, search, options, plan, rated)) {
+    plan.timed_out = true;
+    fall_back_to_baseline(plan, devices, budget_reason(options.time_budget_s.value_or(0)));
+    return plan;
+  }
   std::string reason;
-  if (!search_fits || !fits_memory(plan.layer_wise, plan.usable_memory_bytes)) {
+  if (!fits_memory(plan.layer_wise, plan.usable_memory_bytes)) {
     reason = over_memory_reason(plan, search_fits);
     search_within_memory(model, search, options, plan);
   }
   if (reason.empty()) {
-    std::vector<Configuration> searched;
-    searched.reserve(plan.layer_wise.layers.size());
-    for (const LayerCost& row : plan.layer_wise.layers) searched.push_back(row.config);
-    for (MixedCandidate& c : mixed_candidates(graph, searched, data_parallel(graph, n_devices))) {
+    for (MixedCandidate& c :
+         mixed_candidates(graph, configurations_of(plan.layer_wise), data_parallel(graph, n_devices))) {
       plan.mixed.push_back(price_strategy(model, std::move(c.name), c.configs, options.memory));
+      // The searched plan is never slower than its own mixes (rated after the search).
+      if (plan.mixed.back().step_s() < plan.layer_wise.step_s()) {
+        plan.layer_wise = price_strategy(model, "layer-wise", configurations_of(plan.mixed.back()), options.memory);
+      }
     }
   }
+  plan.search_s = std::chrono::duration<double>(Clock::now() - start).count();
   choose_by_timeline(plan, devices, reason);
   return plan;
 }

@@ -118,6 +118,11 @@ struct Plan {
   std::vector<int> space_sizes;    // configurations considered per layer
   std::vector<int> unit_of_layer;  // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;
+  // The timeline search (timeline_search.h): exact searches run and plans rated.
+  struct TimelineSearchStats {
+    int solves = 0;
+    int64_t rated = 0;
+  } timeline_search;
   PlannerMemory search_memory;  // what planning itself allocates (GPU memory: StrategyCost::memory)
   double search_s = 0.0;        // building cost tables + elimination search
   double tables_s = 0.0;        // of which: building cost tables
