@@ -308,7 +308,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   plan.usable_memory_bytes = usable_memory_bytes(devices.device());
   plan.overlap = options.overlap;
 
-  const CostModel model(graph, devices, options.sync_options());
+  const CostModel model(graph, devices, options.sync_options(), options.profile);
   const SearchOutcome search = run_search(model, options, deadline, plan);
   const SearchUnits& units = search.units;
   const SearchResult& result = search.result;
