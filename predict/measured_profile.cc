@@ -46,11 +46,9 @@ std::string cpu_profile_device(KernelBackend kernels) {
   return "cpu:" + cpu_model_name() + " (" + kernel_backend_name(kernels) + ")";
 }
 
-ProfileDb measured_profile(const ModelGraph& graph, const std::vector<Configuration>& plan,
-                           const MeasuredSteps& measured, const MeasureOptions& options) {
+ProfileDb profile_of_steps(const ModelGraph& graph, const std::vector<Configuration>& plan,
+                           const MeasuredSteps& measured, const ProfileOrigin& origin) {
   ProfileDb db;
-  const std::string device = cpu_profile_device(options.kernels);
-  const std::string where = measured_on(options);
   for (const Layer& layer : graph.layers()) {
     if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) continue;
     const auto id = static_cast<size_t>(layer.id);
@@ -59,15 +57,22 @@ ProfileDb measured_profile(const ModelGraph& graph, const std::vector<Configurat
     e.layer = layer;
     e.output = extents(shapes, 0);
     for (size_t at = kNumDims; at < shapes.size(); at += kNumDims) e.inputs.push_back(extents(shapes, at));
-    e.precision = "fp32";  // the CPU runtime trains in fp32
-    e.device = device;
+    e.precision = origin.precision;
+    e.device = origin.device;
     e.forward_s = measured.forward_s.at(id);
     e.backward_s = std::max(0.0, measured.compute_s.at(id) - measured.forward_s.at(id));
-    e.repeats = options.steps - 1;
-    e.measured_on = where;
+    e.repeats = origin.repeats;
+    e.measured_on = origin.measured_on;
     db.entries.push_back(std::move(e));
   }
   return db;
+}
+
+ProfileDb measured_profile(const ModelGraph& graph, const std::vector<Configuration>& plan,
+                           const MeasuredSteps& measured, const MeasureOptions& options) {
+  // The CPU runtime trains in fp32.
+  return profile_of_steps(graph, plan, measured,
+                          {cpu_profile_device(options.kernels), "fp32", options.steps - 1, measured_on(options)});
 }
 
 }  // namespace layerplan

@@ -17,9 +17,24 @@ namespace layerplan {
 // the kernel backend's name.
 std::string cpu_profile_device(KernelBackend kernels);
 
-// One entry per layer that runs kernels (not the input, not flatten): forward_s the slowest
-// device's forward seconds, backward_s the rest of its compute (the backward pass and the
-// SGD update), the medians of options.steps - 1 timed steps.
+// Where a profile's times were measured: the key's device and precision, and the entries'
+// repeats and measured_on (model/profile_db.h).
+struct ProfileOrigin {
+  std::string device;     // "cpu:..." here; the GPU's name as CUDA and NVML give it on a GPU
+  std::string precision;  // "fp32" on CPUs; the run's --precision on a GPU
+  int64_t repeats = 0;    // timed steps, the warm-up left out
+  std::string measured_on;
+};
+
+// One entry per layer that runs kernels (not the input, not flatten), keyed by its slowest
+// tile under `plan`: forward_s the slowest device's forward seconds, backward_s the rest
+// of its compute (the backward pass and the SGD update), medians over the timed steps.
+// Any backend's timings: the CPU's below, a GPU check's (docs/cost-model.md, "Measured
+// profiles").
+ProfileDb profile_of_steps(const ModelGraph& graph, const std::vector<Configuration>& plan,
+                           const MeasuredSteps& measured, const ProfileOrigin& origin);
+
+// profile_of_steps() for what measure_compute() timed on this CPU with `options`.
 ProfileDb measured_profile(const ModelGraph& graph, const std::vector<Configuration>& plan,
                            const MeasuredSteps& measured, const MeasureOptions& options);
 
