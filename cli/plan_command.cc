@@ -11,6 +11,7 @@
 #include "cli/word_option.h"
 #include "common/error.h"
 #include "common/safe_write.h"
+#include "job/device_profile.h"
 #include "job/job_plan.h"
 #include "model/model_file.h"
 #include "planner/plan_json.h"
@@ -95,6 +96,9 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
                   "Strategy to report and write: auto (the fastest by the step timeline, default), layerwise (the "
                   "searched plan), data, model or owt");
   cmd.add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
+  cmd.add_option("--profile-db", args.profile_db,
+                 "Measured per-layer kernel times (`layerplan predict --profile-db-out`) that replace the compute "
+                 "model where they hold a layer (default: the admin config's, with --config)");
   add_plan_output_flags(cmd, args.outputs);
 }
 
@@ -146,6 +150,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   request.batch = args.batch;
   request.time_budget_s = args.time_budget_s;
   request.overlap = args.overlap;
+  request.profile_db = args.profile_db;
   const NodeTopology node = discover_node(discovery);
   require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + " (see `layerplan topo`): nothing to plan for");
   if (!args.batch) request.batch = args.batch_per_gpu * request.nodes * node.gpu_count();
@@ -154,6 +159,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   print_plan_report(text, job.plan, job.graph, job.devices, args.verbose);
   std::cout << text.str();
   for (const std::string& note : node.notes) std::cout << "note: " << note << "\n";
+  if (!job.profile_note.empty()) std::cout << "note: " << job.profile_note << "\n";
   if (!job.warning.empty()) std::cerr << "layerplan: warning: " << job.warning << "\n";
   if (args.json_file) {
     write_file_safely(*args.json_file, job.json, "--json");
@@ -161,6 +167,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   }
   PlanOptions options;
   options.sync = args.sync;
+  options.profile = job.profile;
   write_plan_outputs(std::cout, args.outputs, job.plan, job.graph, job.devices, text.str(),
                      node_scaling_cases(node, config, args.model, job.plan.batch / job.devices.device_count()),
                      options);
@@ -191,6 +198,7 @@ int run_plan_command(const PlanCommandArgs& args) {
   options.overlap = args.overlap;
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
+  options.profile = load_device_profile(args.profile_db.value_or(""), devices.device(), spec.precision);
   Plan plan = make_plan(graph, devices, options);
   if (!plan.fell_back()) {  // a fall-back keeps the best baseline, with its warning
     std::string unused;
@@ -201,6 +209,7 @@ int run_plan_command(const PlanCommandArgs& args) {
   std::ostringstream text;
   print_plan_report(text, plan, graph, devices, args.verbose);
   std::cout << text.str();
+  if (options.profile) std::cout << "note: " << profile_note(graph, plan.chosen, *options.profile) << "\n";
   if (!plan.warning.empty()) std::cerr << "layerplan: warning: " << plan.warning << "\n";
   if (args.json_file) {
     write_file_safely(*args.json_file, plan_to_json(plan, graph, devices), "--json");

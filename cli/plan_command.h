@@ -42,7 +42,8 @@ struct PlanCommandArgs {
   std::optional<std::string> config;
   PlanMode mode = PlanMode::kAuto;  // auto: the fastest candidate by the timeline
   bool verbose = false;
-  PlanOutputArgs outputs;  // --report, --trace
+  std::optional<std::string> profile_db;  // measured kernel times (job/device_profile.h)
+  PlanOutputArgs outputs;                 // --report, --trace
 };
 
 // Adds the flags of `layerplan plan` to its subcommand `cmd`, storing them in `args`.

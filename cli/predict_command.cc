@@ -11,6 +11,7 @@
 #include "common/safe_write.h"
 #include "model/plan_file.h"
 #include "predict/link_figures.h"
+#include "predict/measured_profile.h"
 #include "predict/measurement.h"
 #include "predict/step_prediction.h"
 #include "predict/step_pricer.h"
@@ -48,12 +49,12 @@ LinkFigures link_figures(const PredictCommandArgs& args) {
   return link;
 }
 
-// The prediction is written only once made; an existing file is kept until then.
-void check_json_directory(const std::optional<std::string>& json) {
-  if (!json) return;
-  const std::filesystem::path dir = std::filesystem::absolute(*json).parent_path();
-  require(std::filesystem::is_directory(dir), "--json '" + *json + "': no directory " + dir.string());
-  check_output_path(*json, "--json");
+// The outputs are written only once made; an existing file is kept until then.
+void check_output_directory(const std::optional<std::string>& path, const std::string& option) {
+  if (!path) return;
+  const std::filesystem::path dir = std::filesystem::absolute(*path).parent_path();
+  require(std::filesystem::is_directory(dir), option + " '" + *path + "': no directory " + dir.string());
+  check_output_path(*path, option);
 }
 
 // -v: every layer's share, then the weight gradients' and the loss's.
@@ -130,6 +131,8 @@ void add_predict_command(CLI::App& cmd, PredictCommandArgs& args) {
                  "Instead of --link: the time of every message between two ranks, µs");
   add_kernels_option(cmd, args.kernels);
   cmd.add_option("--json", args.json, "Also write the prediction to this file");
+  cmd.add_option("--profile-db-out", args.profile_db_out,
+                 "Also write every layer's measured kernel times as a profile db (`layerplan plan --profile-db`)");
   cmd.add_flag("-v,--verbose", args.verbose, "Print every layer's share");
 }
 
@@ -139,7 +142,8 @@ int run_predict_command(const PredictCommandArgs& args) {
   const MeasureOptions measure = measure_options(args);
   validate(measure);
   const LinkFigures link = link_figures(args);
-  check_json_directory(args.json);
+  check_output_directory(args.json, "--json");
+  check_output_directory(args.profile_db_out, "--profile-db-out");
   const StepPricer pricer(loaded.graph, loaded.plan, file.devices, link);
   const MeasuredSteps measured = measure_compute(loaded.graph, loaded.plan, file.devices, measure);
   if (!measured.reports) return 0;
@@ -147,6 +151,12 @@ int run_predict_command(const PredictCommandArgs& args) {
   if (args.verbose) print_layers(prediction, loaded.plan);
   print_summary(prediction, loaded.graph.name(), file, measure, link);
   if (args.json) write_json(*args.json, prediction, loaded.graph.name(), file);
+  if (args.profile_db_out) {
+    const ProfileDb db = measured_profile(loaded.graph, loaded.plan, measured, measure);
+    write_file_safely(*args.profile_db_out, profile_db_to_json(db), "--profile-db-out");
+    std::printf("profile db written to %s (%zu layers, device \"%s\")\n", args.profile_db_out->c_str(),
+                db.entries.size(), cpu_profile_device(measure.kernels).c_str());
+  }
   return 0;
 }
 

@@ -22,6 +22,7 @@ struct PredictCommandArgs {
   std::optional<double> link_latency_us;  // and the time of every message
   KernelBackend kernels = KernelBackend::kOnednn;
   std::optional<std::string> json;
+  std::optional<std::string> profile_db_out;  // the measured kernel times as a profile (model/profile_db.h)
   bool verbose = false;
 };
 

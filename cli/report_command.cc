@@ -7,6 +7,7 @@
 #include "cli/word_option.h"
 #include "common/error.h"
 #include "common/safe_write.h"
+#include "job/device_profile.h"
 #include "model/plan_file.h"
 #include "report/report_page.h"
 #include "topology/cluster_spec.h"
@@ -55,6 +56,8 @@ void add_report_command(CLI::App& cmd, ReportCommandArgs& args) {
   cmd.add_option("--report-budget", args.scaling_budget_s,
                  "Seconds the search may take at each GPU count of the scaling chart")
       ->capture_default_str();
+  cmd.add_option("--profile-db", args.profile_db,
+                 "Measured per-layer kernel times the plan was made with (`layerplan plan --profile-db`)");
   cmd.add_flag("!--no-scaling", args.scaling, "Leave the scaling chart out (it plans the model at several GPU counts)");
 }
 
@@ -68,7 +71,9 @@ int run_report_command(const ReportCommandArgs& args) {
   for (const std::string& path : args.measured) measured.push_back(report::read_measured_profile(path));
   const ClusterSpec spec = cluster_of(header, args);
   const DeviceGraph devices = build_device_graph(spec);
-  const CostModel cost(loaded.graph, devices, args.sync);
+  const std::shared_ptr<const DeviceProfile> profile =
+      load_device_profile(args.profile_db.value_or(""), devices.device(), spec.precision);
+  const CostModel cost(loaded.graph, devices, SyncOptions{args.sync}, profile);
   Plan plan;
   plan.model = file.model;
   plan.batch = file.batch;
@@ -85,6 +90,7 @@ int run_report_command(const ReportCommandArgs& args) {
     PlanOptions options;
     options.sync = args.sync;
     options.time_budget_s = args.scaling_budget_s;
+    options.profile = profile;
     input.scaling = report::scaling_curve(cluster_scaling_cases(spec, file.model, file.batch / file.devices),
                                           report::scaling_gpu_counts(spec.gpus_per_node, file.devices), file.devices,
                                           options, &plan);

@@ -20,6 +20,7 @@ struct ReportCommandArgs {
   SyncScheme sync = SyncScheme::kRingAllReduce;
   double scaling_budget_s = 1.0;
   bool scaling = true;
+  std::optional<std::string> profile_db;  // measured kernel times (job/device_profile.h)
 };
 
 void add_report_command(CLI::App& cmd, ReportCommandArgs& args);

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/limits.h"
+#include "job/device_profile.h"
 #include "model/model_file.h"
 #include "model/zoo.h"
 #include "planner/config_space.h"
@@ -115,7 +116,7 @@ Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices, const P
   require_plannable(graph, devices);
   const int n_devices = devices.device_count();
   const int64_t batch = graph.layer(0).output.n();
-  const CostModel model(graph, devices, options.sync_options());
+  const CostModel model(graph, devices, options.sync_options(), options.profile);
   Plan plan;
   plan.model = graph.name();
   plan.batch = batch;
@@ -154,6 +155,8 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   PlanOptions options;
   options.time_budget_s = request.time_budget_s;
   options.overlap = request.overlap;
+  options.profile =
+      load_device_profile(request.profile_db.value_or(config.node.profile_db), devices.device(), config.node.precision);
   Plan plan =
       is_baseline_mode(request.mode) ? baselines_only(graph, devices, options) : make_plan(graph, devices, options);
   JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
@@ -162,6 +165,8 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   if (request.mode == PlanMode::kLayerwise && !job.plan.note.empty()) job.plan.note = searched_plan_note(job.plan);
   job.json = plan_to_json(job.plan, job.graph, job.devices);
   job.summary = summary_line(job, request.nodes);
+  job.profile = options.profile;
+  if (job.profile) job.profile_note = profile_note(job.graph, job.plan.chosen, *job.profile);
   return job;
 }
 

@@ -3,6 +3,7 @@
 // topology and the planner that the `layerplan` command and the SPANK plugin share, so
 // the plugin holds no planning logic.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ struct JobRequest {
   int nodes = 1;                        // every node is `node` (identical nodes)
   std::optional<double> time_budget_s;
   bool overlap = true;  // PlanOptions::overlap: bucket all-reduces overlap the backward pass
+  // A measured profile (job/device_profile.h); unset: the admin config's `[node] profile_db`.
+  std::optional<std::string> profile_db;
 };
 
 struct JobPlan {
@@ -48,6 +51,9 @@ struct JobPlan {
   std::string warning;  // e.g. the search ran out of time and data parallelism was used
   std::string json;     // the plan file (docs/plan-format.md)
   std::string summary;  // one line: "resnet50 layer-wise on 3x4 H100: 123.4 ms/step, ..."
+  // The measured profile the plan was priced with (nullptr: none), and how many layers it priced.
+  std::shared_ptr<const DeviceProfile> profile;
+  std::string profile_note;
 };
 
 // Plans `request` on `nodes` copies of `node` (already restricted to the job's GPUs),

@@ -8,7 +8,8 @@
 
 namespace layerplan {
 
-CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOptions sync_options)
+CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOptions sync_options,
+                     std::shared_ptr<const DeviceProfile> profile)
     : graph_(graph),
       devices_(devices),
       element_bytes_(devices.device().bytes_per_element),
@@ -19,7 +20,8 @@ CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOp
       send_s_(static_cast<size_t>(devices.device_count())),
       recv_s_(static_cast<size_t>(devices.device_count())),
       net_out_(static_cast<size_t>(devices.nodes())),
-      net_in_(static_cast<size_t>(devices.nodes())) {
+      net_in_(static_cast<size_t>(devices.nodes())),
+      profile_(graph, std::move(profile)) {
   const int g = devices.gpus_per_node();
   for (int a = 0; a < g; ++a) {
     for (int b = 0; b < g; ++b) {
@@ -54,6 +56,7 @@ double CostModel::compute_time(const Layer& layer, const Configuration& config) 
 
 PassTimes CostModel::pass_times(const Layer& layer, const Configuration& config) const {
   if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return {};
+  if (const ProfileTimes* measured = profile_.find(layer, config)) return {measured->forward_s, measured->backward_s};
   const double fraction = 1.0 / config.tiles();
   // Bytes of the slowest tile: the largest input region (halos are clipped at borders).
   // Required regions are products of per-dimension intervals that depend only on the

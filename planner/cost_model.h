@@ -21,6 +21,7 @@
 #include "model/geometry.h"
 #include "model/gradient_buckets.h"
 #include "model/model_graph.h"
+#include "model/profile_db.h"
 #include "planner/collective_model.h"
 #include "planner/edge_traffic.h"
 #include "topology/device_graph.h"
@@ -60,7 +61,10 @@ struct PassTimes {
 
 class CostModel {
  public:
-  CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOptions sync_options);
+  // `profile`: measured kernel times of this device model at the plan's precision
+  // (model/profile_db.h); a layer whose slowest tile it holds is priced by them.
+  CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOptions sync_options,
+            std::shared_ptr<const DeviceProfile> profile = nullptr);
   CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncScheme sync_scheme = SyncScheme::kRingAllReduce)
       : CostModel(graph, devices, SyncOptions{sync_scheme}) {}
 
@@ -132,6 +136,7 @@ class CostModel {
   mutable std::unique_ptr<FactoredEdgeTraffic> factored_;
   mutable int64_t pricing_bytes_peak_ = 0;  // of the edges priced before the current one
   mutable std::vector<double> send_s_, recv_s_, net_out_, net_in_;
+  GraphProfile profile_;  // measured pass times, where the profile holds them
 };
 
 }  // namespace layerplan

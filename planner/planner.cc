@@ -353,7 +353,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
   plan.job_devices = devices.device_count();
   plan.job_nodes = devices.nodes();
 
-  const CostModel model(graph, devices, options.sync_options());
+  const CostModel model(graph, devices, options.sync_options(), options.profile);
   SearchOutcome search = run_search(model, options, deadline, plan);
   const SearchUnits& units = search.units;
   const SearchResult& result = search.result;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,7 +54,7 @@ struct StrategyCost {
 };
 
 inline constexpr int64_t kPlannerMemoryLimitBytes = int64_t{1} << 30;  // docs/limits.md
-inline constexpr double kDefaultMinGain = 0.03;  // PlanOptions::min_gain
+inline constexpr double kDefaultMinGain = 0.03;                        // PlanOptions::min_gain
 
 struct PlanOptions {
   SpaceOptions space;
@@ -88,6 +89,11 @@ struct PlanOptions {
   // Also rate data parallelism and the search on every power-of-two prefix of the job's
   // nodes (docs/planner.md, "Sub-cluster candidates"); off inside those plans themselves.
   bool node_prefixes = true;
+
+  // Measured kernel times of the plan's GPU model at its precision (model/profile_db.h,
+  // docs/cost-model.md, "Measured profiles"); they replace the compute model where they
+  // hold a layer's slowest tile.
+  std::shared_ptr<const DeviceProfile> profile;
 
   SyncOptions sync_options() const { return {sync, overlap, bucket_bytes}; }
 };

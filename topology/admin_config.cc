@@ -133,6 +133,10 @@ void read_node(const toml::table& table, const std::string& path, NodeLinkConfig
       } else if (key == "gpu_memory_reserve_gib") {
         cfg.gpu_memory_reserve_gib = read_number(node, path, key);
         require_non_negative(cfg.gpu_memory_reserve_gib, key);
+      } else if (key == "profile_db") {
+        cfg.profile_db = read_string(node, path, key);
+        require(cfg.profile_db.empty() || cfg.profile_db.front() == '/',
+                "profile_db = \"" + clipped(cfg.profile_db) + "\": expected an absolute path, or \"\" for none");
       } else {
         unknown_key(node, path, "node." + key);
       }

@@ -38,6 +38,8 @@ struct NodeLinkConfig {
   Precision precision = Precision::kFp32;
   // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).
   double gpu_memory_reserve_gib = kDefaultMemoryReserveGib;
+  // A measured profile (docs/cost-model.md, "Measured profiles"), an absolute path; "" = none.
+  std::string profile_db;
 };
 
 // Values that replace what discovery found (for machines whose export lies or lacks them).
