@@ -53,8 +53,9 @@ void add_searched_prefix(std::vector<StrategyCost>& out, const ModelGraph& graph
   for (const StrategyCost& c : out) {
     if (same_configurations(c, configs)) return;
   }
-  out.push_back(price_strategy(full_model, plan.chosen.name + " on " + nodes_text(prefix.nodes(), prefix.gpus_per_node()),
-                               configs, options.memory));
+  out.push_back(price_strategy(full_model,
+                               plan.chosen.name + " on " + nodes_text(prefix.nodes(), prefix.gpus_per_node()), configs,
+                               options.memory));
 }
 
 }  // namespace

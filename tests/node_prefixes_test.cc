@@ -146,9 +146,12 @@ TEST_F(OneNicTest, DataParallelOnEveryLayerIsLabelledSo) {
   EXPECT_FALSE(equals_data_parallel(model, 64));
   EXPECT_FALSE(label_data_parallel(model, 64));
   EXPECT_EQ(model.name, "layer-wise");
-  // One layer otherwise is not data parallelism.
+  // One layer otherwise (the classifier split by channels) is not data parallelism.
   std::vector<Configuration> mixed = data_parallel(graph_, 64);
-  mixed.back() = model_parallel(graph_, 64).back();
+  const auto fc = std::find_if(graph_.layers().begin(), graph_.layers().end(),
+                               [](const Layer& l) { return l.kind == LayerKind::kFullyConnected; });
+  ASSERT_NE(fc, graph_.layers().end());
+  mixed[static_cast<size_t>(fc->id)] = model_parallel(graph_, 64)[static_cast<size_t>(fc->id)];
   EXPECT_FALSE(equals_data_parallel(priced("layer-wise", mixed), 64));
   EXPECT_FALSE(equals_data_parallel(StrategyCost{}, 64));  // no layers: the search fell back
 }
