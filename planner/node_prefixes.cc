@@ -145,9 +145,17 @@ bool equals_data_parallel(const StrategyCost& strategy, int device_count) {
   return true;
 }
 
-bool label_data_parallel(StrategyCost& strategy, int device_count) {
-  if (!equals_data_parallel(strategy, device_count)) return false;
-  if (strategy.name != "data parallel") strategy.name = kDataParallelEveryLayer;
+bool label_data_parallel(StrategyCost& strategy, const DeviceGraph& devices) {
+  const int used = static_cast<int>(devices_used(configurations_of(strategy)).size());
+  if (used == 0 || !equals_data_parallel(strategy, used)) return false;
+  const int g = devices.gpus_per_node();
+  if (used == devices.device_count()) {
+    if (strategy.name != "data parallel") strategy.name = kDataParallelEveryLayer;
+  } else if (used % g == 0) {
+    strategy.name = "data parallel on " + nodes_text(used / g, g);
+  } else {
+    strategy.name = "data parallel on " + std::to_string(used) + (used == 1 ? " GPU" : " GPUs");
+  }
   return true;
 }
 

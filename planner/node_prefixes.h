@@ -69,9 +69,11 @@ void record_idle_devices(Plan& plan, const ModelGraph& graph, const DeviceGraph&
 // in order: data parallelism on those devices, whatever its name.
 bool equals_data_parallel(const StrategyCost& strategy, int device_count);
 
-// Renames `strategy` kDataParallelEveryLayer when it equals data parallelism on
-// `device_count` devices and is not already called "data parallel"; returns whether it does.
-bool label_data_parallel(StrategyCost& strategy, int device_count);
+// Renames `strategy` when it is data parallelism on the first p devices of the job: on all
+// of them kDataParallelEveryLayer (a baseline already called "data parallel" keeps its
+// name), on fewer "data parallel on 1 node (8 GPUs)" (whole nodes) or "data parallel on
+// 4 GPUs". Returns whether it is data parallelism.
+bool label_data_parallel(StrategyCost& strategy, const DeviceGraph& devices);
 
 // The choice under the simplicity margin, and the faster plan set aside for data parallelism.
 struct MarginChoice {

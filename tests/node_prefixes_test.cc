@@ -136,15 +136,22 @@ TEST_F(OneNicTest, DataParallelOnEveryLayerIsLabelledSo) {
   StrategyCost searched = priced("layer-wise", data_parallel(graph_, 64));
   EXPECT_TRUE(equals_data_parallel(searched, 64));
   EXPECT_FALSE(equals_data_parallel(searched, 8));
-  EXPECT_TRUE(label_data_parallel(searched, 64));
+  EXPECT_TRUE(label_data_parallel(searched, devices_));
   EXPECT_EQ(searched.name, kDataParallelEveryLayer);
   StrategyCost baseline = priced("data parallel", data_parallel(graph_, 64));
-  EXPECT_TRUE(label_data_parallel(baseline, 64));
+  EXPECT_TRUE(label_data_parallel(baseline, devices_));
   EXPECT_EQ(baseline.name, "data parallel");
+  // Data parallelism on the first node, or on part of it.
+  StrategyCost node = priced("layer-wise", data_parallel(graph_, 8));
+  EXPECT_TRUE(label_data_parallel(node, devices_));
+  EXPECT_EQ(node.name, "data parallel on 1 node (8 GPUs)");
+  StrategyCost four = priced("layer-wise", data_parallel(graph_, 4));
+  EXPECT_TRUE(label_data_parallel(four, devices_));
+  EXPECT_EQ(four.name, "data parallel on 4 GPUs");
 
   StrategyCost model = priced("layer-wise", model_parallel(graph_, 64));
   EXPECT_FALSE(equals_data_parallel(model, 64));
-  EXPECT_FALSE(label_data_parallel(model, 64));
+  EXPECT_FALSE(label_data_parallel(model, devices_));
   EXPECT_EQ(model.name, "layer-wise");
   // One layer otherwise (the classifier split by channels) is not data parallelism.
   std::vector<Configuration> mixed = data_parallel(graph_, 64);
