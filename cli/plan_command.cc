@@ -14,6 +14,7 @@
 #include "job/device_profile.h"
 #include "job/job_plan.h"
 #include "model/model_file.h"
+#include "planner/node_prefixes.h"
 #include "planner/plan_json.h"
 #include "topology/cluster_spec.h"
 #include "topology/discovery.h"
@@ -90,6 +91,9 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
                   "Gradient buckets' all-reduces overlap the backward pass: on (as DDP and NCCL streams do) or off "
                   "(as the executor does today) (default on)");
   cmd.add_option("--time-budget", args.time_budget_s, "Seconds the search may take; past it, the best baseline");
+  cmd.add_option("--min-gain", args.min_gain,
+                 "The simplicity margin: data parallelism stays the choice unless another plan's step is shorter by "
+                 "more than this share of its own, e.g. 0.03 for 3% (default 0.03; 0: the fastest plan)");
   cmd.add_option("--json", args.json_file, "Write the plan to this file (docs/plan-format.md)");
   add_discovery_flags(cmd, args);
   add_word_option(&cmd, "--mode", args.mode, kPlanModes,
@@ -151,6 +155,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   request.time_budget_s = args.time_budget_s;
   request.overlap = args.overlap;
   request.profile_db = args.profile_db;
+  request.min_gain = args.min_gain ? parse_min_gain(*args.min_gain, "--min-gain") : config.slurm.min_gain;
   const NodeTopology node = discover_node(discovery);
   require(node.gpu_count() > 0, "no NVIDIA GPU in " + node.origin + " (see `layerplan topo`): nothing to plan for");
   if (!args.batch) request.batch = args.batch_per_gpu * request.nodes * node.gpu_count();
@@ -168,6 +173,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   PlanOptions options;
   options.sync = args.sync;
   options.profile = job.profile;
+  options.min_gain = request.min_gain;
   write_plan_outputs(std::cout, args.outputs, job.plan, job.graph, job.devices, text.str(),
                      node_scaling_cases(node, config, args.model, job.plan.batch / job.devices.device_count()),
                      options);
@@ -183,6 +189,8 @@ int run_plan_command(const PlanCommandArgs& args) {
     require(*args.time_budget_s > 0,
             "--time-budget " + std::to_string(*args.time_budget_s) + ": expected a positive number of seconds");
   }
+  // Checked before the discovery and the plan, so that a bad value writes nothing.
+  if (args.min_gain) parse_min_gain(*args.min_gain, "--min-gain");
   if (args.topology_xml || args.this_machine) return run_discovered_plan(args);
   require(!args.nodes && !args.gpu_ids && !args.config,
           "--nodes, --gpu-ids and --config go with --topology-xml or --this-machine");
@@ -196,15 +204,17 @@ int run_plan_command(const PlanCommandArgs& args) {
   options.time_budget_s = args.time_budget_s;
   options.sync = args.sync;
   options.overlap = args.overlap;
+  if (args.min_gain) options.min_gain = parse_min_gain(*args.min_gain, "--min-gain");
   const ModelGraph graph = resolve_model(args.model, {}, batch);
   const DeviceGraph devices = build_device_graph(spec);
   options.profile = load_device_profile(args.profile_db.value_or(""), devices.device(), spec.precision);
   Plan plan = make_plan(graph, devices, options);
   if (!plan.fell_back()) {  // a fall-back keeps the best baseline, with its warning
     std::string unused;
-    plan.chosen = strategy_for_mode(plan, args.mode, unused);
-    if (args.mode != PlanMode::kAuto && args.mode != PlanMode::kLayerwise) plan.note.clear();
-    if (args.mode == PlanMode::kLayerwise && !plan.note.empty()) plan.note = searched_plan_note(plan);
+    choose_for_mode(plan, args.mode, graph, devices, options, unused);
+  } else {
+    plan.min_gain = options.min_gain;
+    record_idle_devices(plan, graph, devices, options);
   }
   std::ostringstream text;
   print_plan_report(text, plan, graph, devices, args.verbose);

@@ -33,6 +33,9 @@ struct PlanCommandArgs {
   SyncScheme sync = SyncScheme::kRingAllReduce;
   bool overlap = true;  // --overlap on|off
   std::optional<double> time_budget_s;
+  // --min-gain as typed (parsed by parse_min_gain(), so that "abc" and "-1" are named);
+  // unset: the admin config's min_gain with --topology-xml/--this-machine, else kDefaultMinGain.
+  std::optional<std::string> min_gain;
   std::optional<std::string> json_file;
   // A node discovered through hwloc instead of the flag-described cluster.
   std::optional<std::string> topology_xml;

@@ -5,6 +5,7 @@
 
 #include "cli/memory_report.h"
 #include "cli/text_format.h"
+#include "planner/plan_notes.h"
 
 namespace layerplan {
 
@@ -30,6 +31,14 @@ void print_all_reduces(std::ostream& out, const StrategyCost& s, const ModelGrap
                   mb(static_cast<int64_t>(a.bytes)), a.ranks, how.c_str(), ms(a.start_s), ms(a.end_s));
   }
   if (t.spans.size() > kShown) out << format("  ... and %zu more\n", t.spans.size() - kShown);
+}
+
+// The GPUs the plan leaves idle, the faster plan the simplicity margin set aside, and the
+// lower bound on the step (planner/plan_notes.h), one line each where there is one.
+void print_choice_notes(std::ostream& out, const Plan& plan) {
+  for (const std::string& line : {idle_devices_text(plan), set_aside_text(plan), lower_bound_text(plan)}) {
+    if (!line.empty()) out << line << "\n";
+  }
 }
 
 }  // namespace
@@ -105,6 +114,7 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
         mb(m.peak()), mb(m.configurations), mb(m.cost_tables), mb(m.shared_tables), mb(m.edge_pricing),
         mb(m.elimination), mb(m.estimated));
   }
+  print_choice_notes(out, plan);
   if (!plan.note.empty()) out << "note: " << plan.note << "\n";
   if (!plan.warning.empty()) out << "warning: " << plan.warning << "\n";
 }

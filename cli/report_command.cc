@@ -9,6 +9,7 @@
 #include "common/safe_write.h"
 #include "job/device_profile.h"
 #include "model/plan_file.h"
+#include "planner/node_prefixes.h"
 #include "report/report_page.h"
 #include "topology/cluster_spec.h"
 #include "topology/gpu_catalog.h"
@@ -84,6 +85,11 @@ int run_report_command(const ReportCommandArgs& args) {
   if (header.predicted_step_s > 0 && std::abs(plan.chosen.step_s() / header.predicted_step_s - 1) > 0.01) {
     std::cerr << "layerplan: warning: re-priced step " << plan.chosen.step_s() * 1e3 << " ms, the plan file says "
               << header.predicted_step_s * 1e3 << " ms: pass the --cluster file and --sync the plan was made with\n";
+  }
+  {
+    PlanOptions priced_with;
+    priced_with.sync = args.sync;
+    record_idle_devices(plan, loaded.graph, devices, priced_with);
   }
   report::ReportInput input{plan, loaded.graph, devices, {}, {}, measured};
   if (args.scaling) {

@@ -9,7 +9,9 @@
 #include "model/zoo.h"
 #include "planner/config_space.h"
 #include "planner/cost_model.h"
+#include "planner/node_prefixes.h"
 #include "planner/plan_json.h"
+#include "planner/plan_notes.h"
 #include "topology/topology_device_graph.h"
 
 namespace layerplan {
@@ -96,11 +98,19 @@ StrategyCost strategy_for_mode(const Plan& plan, PlanMode mode, std::string& war
     const bool fits = !plan.layer_wise.layers.empty() && plan.layer_wise.memory.peak() <= plan.usable_memory_bytes;
     return fits ? plan.layer_wise : plan.chosen;
   }
-  const StrategyCost* best = &plan.chosen;
-  for (const StrategyCost& b : plan.baselines) {
-    if (b.step_s() < best->step_s() && b.memory.peak() <= plan.usable_memory_bytes) best = &b;
-  }
-  return *best;
+  // auto: what make_plan() chose, under the simplicity margin (a faster plan it set aside
+  // for data parallelism stays aside).
+  return plan.chosen;
+}
+
+void choose_for_mode(Plan& plan, PlanMode mode, const ModelGraph& graph, const DeviceGraph& devices,
+                     const PlanOptions& options, std::string& warning) {
+  plan.chosen = strategy_for_mode(plan, mode, warning);
+  if (mode != PlanMode::kAuto && mode != PlanMode::kLayerwise) plan.note.clear();
+  if (mode == PlanMode::kLayerwise && !plan.note.empty()) plan.note = searched_plan_note(plan);
+  if (mode != PlanMode::kAuto) plan.set_aside_name.clear();  // the margin chose nothing
+  plan.min_gain = options.min_gain;
+  record_idle_devices(plan, graph, devices, options);
 }
 
 namespace {
@@ -122,6 +132,7 @@ Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices, const P
   plan.batch = batch;
   plan.usable_memory_bytes = usable_memory_bytes(devices.device());
   plan.overlap = options.overlap;
+  plan.min_gain = options.min_gain;
   plan.space_sizes.assign(static_cast<size_t>(graph.size()), 0);  // nothing searched
   plan.baselines.push_back(price_strategy(model, "data parallel", data_parallel(graph, n_devices)));
   plan.baselines.push_back(price_strategy(model, "model parallel", model_parallel(graph, n_devices)));
@@ -130,19 +141,24 @@ Plan baselines_only(const ModelGraph& graph, const DeviceGraph& devices, const P
   return plan;
 }
 
+}  // namespace
+
 std::string summary_line(const JobPlan& job, int nodes) {
-  const StrategyCost& chosen = job.plan.chosen;
-  const StrategyCost& data = baseline_named(job.plan, "data parallel");
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%s %s on %d node%s x %d %s, batch %lld: %.1f ms/step predicted (data parallel %.1f ms)",
-                job.graph.name().c_str(), chosen.name.c_str(), nodes, nodes == 1 ? "" : "s",
-                job.devices.gpus_per_node(), job.devices.device().model.c_str(), static_cast<long long>(job.plan.batch),
-                chosen.step_s() * 1e3, data.step_s() * 1e3);
+  const Plan& plan = job.plan;
+  const StrategyCost& chosen = plan.chosen;
+  const StrategyCost& data = baseline_named(plan, "data parallel");
+  char line[768];
+  const int n = std::snprintf(line, sizeof line,
+                              "%s %s on %d node%s x %d %s, batch %lld: %.1f ms/step predicted (data parallel %.1f ms)",
+                              job.graph.name().c_str(), chosen.name.c_str(), nodes, nodes == 1 ? "" : "s",
+                              job.devices.gpus_per_node(), job.devices.device().model.c_str(),
+                              static_cast<long long>(plan.batch), chosen.step_s() * 1e3, data.step_s() * 1e3);
+  if (plan.idle_devices > 0 && n > 0 && static_cast<size_t>(n) < sizeof line) {
+    std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "; %s (%d of %d nodes: %.1f ms/step there)",
+                  idle_devices_short_text(plan).c_str(), plan.used_nodes, plan.job_nodes, plan.used_nodes_step_s * 1e3);
+  }
   return line;
 }
-
-}  // namespace
 
 JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config) {
   require(request.nodes >= 1 && request.nodes <= kMaxDevices,
@@ -157,12 +173,11 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   options.overlap = request.overlap;
   options.profile =
       load_device_profile(request.profile_db.value_or(config.node.profile_db), devices.device(), config.node.precision);
+  options.min_gain = request.min_gain;
   Plan plan =
       is_baseline_mode(request.mode) ? baselines_only(graph, devices, options) : make_plan(graph, devices, options);
   JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
-  job.plan.chosen = strategy_for_mode(job.plan, request.mode, job.warning);
-  if (request.mode != PlanMode::kAuto && request.mode != PlanMode::kLayerwise) job.plan.note.clear();
-  if (request.mode == PlanMode::kLayerwise && !job.plan.note.empty()) job.plan.note = searched_plan_note(job.plan);
+  choose_for_mode(job.plan, request.mode, job.graph, job.devices, options, job.warning);
   job.json = plan_to_json(job.plan, job.graph, job.devices);
   job.summary = summary_line(job, request.nodes);
   job.profile = options.profile;

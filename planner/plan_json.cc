@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "model/graph_hash.h"
+#include "planner/plan_notes.h"
 
 namespace layerplan {
 
@@ -44,6 +45,25 @@ json model_file_json(const ModelGraph& graph) {
   if (!graph.file()) return nullptr;
   const ModelFileOrigin& f = *graph.file();
   return {{"path", f.path}, {"size_bytes", f.size}, {"sha256", f.sha256}};
+}
+
+// The GPUs of the job the chosen strategy leaves idle (Plan::idle_devices), with the step on
+// the nodes it uses; a plan whose fields were not filled counts the job's GPUs, none idle.
+json devices_used_json(const Plan& plan, const DeviceGraph& devices) {
+  const bool filled = plan.job_devices > 0;
+  return {{"job_devices", filled ? plan.job_devices : devices.device_count()},
+          {"idle_devices", filled ? plan.idle_devices : 0},
+          {"job_nodes", filled ? plan.job_nodes : devices.nodes()},
+          {"used_nodes", filled ? plan.used_nodes : devices.nodes()},
+          {"used_nodes_step_s", filled ? plan.used_nodes_step_s : plan.chosen.step_s()},
+          {"note", idle_devices_text(plan)}};
+}
+
+// The simplicity margin and the faster plan it set aside for data parallelism, if any.
+json margin_json(const Plan& plan) {
+  json set_aside = nullptr;
+  if (!plan.set_aside_name.empty()) set_aside = {{"name", plan.set_aside_name}, {"step_s", plan.set_aside_step_s}};
+  return {{"min_gain", plan.min_gain}, {"set_aside", set_aside}, {"note", set_aside_text(plan)}};
 }
 
 }  // namespace
@@ -90,6 +110,8 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
                 {"memory_reserve_bytes", d.memory_reserve_bytes},
                 {"description", devices.describe()}}},
               {"strategy", plan.chosen.name},
+              {"devices_used", devices_used_json(plan, devices)},
+              {"margin", margin_json(plan)},
               {"predicted", totals_json(plan.chosen, plan.batch)},
               {"layers", layers},
               {"baselines", baselines},
@@ -100,6 +122,9 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
                 {"timed_out", plan.timed_out},
                 {"warning", plan.warning},
                 {"note", plan.note},
+                {"lower_bound_s", plan.lower_bound_s},
+                {"proven_optimal", plan.proven_optimal},
+                {"bound_note", lower_bound_text(plan)},
                 {"node_eliminations", plan.search_stats.node_eliminations},
                 {"edge_eliminations", plan.search_stats.edge_eliminations}}}};
   return doc.dump(2) + "\n";

@@ -38,11 +38,18 @@ void write_strategy_table(XmlWriter& xml, const Plan& plan) {
   header_row(xml,
              {"strategy", "step ms", "images/s", "speedup", "compute ms", "transfer ms", "sync ms", "comm MB/step"});
   const double reference = plan.baselines.front().step_s();
+  // The chosen plan, the searched one where another was chosen, and the baselines, each once:
+  // a baseline that was chosen is not listed again.
   std::vector<const StrategyCost*> rows{&plan.chosen};
-  for (const StrategyCost& b : plan.baselines) rows.push_back(&b);
+  const bool searched_not_chosen = !plan.layer_wise.layers.empty() && plan.layer_wise.name != plan.chosen.name;
+  if (searched_not_chosen) rows.push_back(&plan.layer_wise);
+  for (const StrategyCost& b : plan.baselines) {
+    if (b.name != plan.chosen.name) rows.push_back(&b);
+  }
   for (const StrategyCost* s : rows) {
     xml.open("tr", {{"data-strategy", s->name}});
-    cell(xml, s->name, false);
+    const char* role = s == &plan.chosen ? " (chosen)" : s == &plan.layer_wise ? " (searched)" : "";
+    cell(xml, s->name + (searched_not_chosen ? role : ""), false);
     cell(xml, fixed(s->step_s() * 1e3, 2));
     cell(xml, fixed(static_cast<double>(plan.batch) / s->step_s(), 1));
     cell(xml, fixed(reference / s->step_s(), 2) + "x");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "planner/plan_notes.h"
 #include "report/device_grid_svg.h"
 #include "report/layer_graph_svg.h"
 #include "report/page_tables.h"
@@ -64,6 +65,11 @@ void write_intro(XmlWriter& xml, const ReportInput& in) {
                 plan.chosen.name.c_str(), plan.chosen.step_s() * 1e3,
                 static_cast<double>(plan.batch) / plan.chosen.step_s(), data.step_s() / plan.chosen.step_s());
   xml.leaf("p", {}, line);
+  // The GPUs left idle, the plan the simplicity margin set aside (planner/plan_notes.h).
+  if (const std::string idle = idle_devices_text(plan); !idle.empty()) xml.leaf("p", {{"class", "idle"}}, idle + ".");
+  if (const std::string aside = set_aside_text(plan); !aside.empty()) {
+    xml.leaf("p", {{"class", "set-aside"}}, aside + ".");
+  }
   if (!plan.warning.empty()) xml.leaf("p", {{"class", "note"}}, "warning: " + plan.warning);
   xml.open("nav");
   for (const auto& [id, label] :

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/safe_write.h"
+#include "planner/plan_notes.h"
 #include "planner/step_timeline.h"
 #include "report/report_page.h"
 
@@ -11,6 +12,10 @@ namespace layerplan::spank {
 std::vector<std::string> explain_lines(const JobPlan& job) {
   std::vector<std::string> lines;
   lines.push_back("layerplan: " + job.summary);
+  // The GPUs left idle and the plan the simplicity margin set aside (planner/plan_notes.h).
+  for (const std::string& note : {idle_devices_text(job.plan), set_aside_text(job.plan)}) {
+    if (!note.empty()) lines.push_back("layerplan: " + note);
+  }
   char row[320];
   std::snprintf(row, sizeof row, "%-28s %-22s %-14s %5s %11s %11s %11s", "layer", "kind", "split", "tiles",
                 "compute ms", "transfer ms", "sync ms");

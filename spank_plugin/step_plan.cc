@@ -65,6 +65,7 @@ StepPlan plan_step(const StepRequest& request, const NodeTopology& node, int nod
   job.batch = request.batch;
   job.nodes = nodes;
   job.time_budget_s = config.slurm.time_budget_s;
+  job.min_gain = config.slurm.min_gain;
   const JobPlan planned = plan_job(job, node, config);
   StepPlan step;
   step.json = planned.json;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "planner/planner.h"
 #include "topology/admin_config.h"
 
 namespace layerplan {
@@ -55,6 +56,7 @@ TEST(AdminConfigTest, ShippedExampleLoadsWithEveryGpuAndTheOffDefault) {
   EXPECT_EQ(config.slurm.default_mode, "off");
   EXPECT_EQ(config.slurm.default_model, "resnet50");
   EXPECT_DOUBLE_EQ(config.slurm.time_budget_s, 10.0);
+  EXPECT_DOUBLE_EQ(config.slurm.min_gain, kDefaultMinGain);  // the planner's own default
   EXPECT_EQ(config.gpus.size(), 8u);
   EXPECT_DOUBLE_EQ(config.fabric.nic_gbits, 100.0);
   EXPECT_EQ(config.fabric.nics_per_node, 0);
@@ -116,6 +118,10 @@ TEST(AdminConfigTest, MistakesNameTheirPosition) {
             ":3:16: slurm.default_mode: default_mode 'auto' is not among allowed_modes");
   EXPECT_EQ(load_error("[slurm]\ntime_budget_s = 0\n"),
             ":2:17: slurm.time_budget_s: time_budget_s = 0: expected a positive number");
+  EXPECT_EQ(load_error("[slurm]\nmin_gain = -0.5\n"),
+            ":2:12: slurm.min_gain: min_gain = -0.5: expected a share of data parallelism's step of 0 or more, e.g. "
+            "0.03 for 3%");
+  EXPECT_EQ(load_error("[slurm]\nmin_gain = \"3%\"\n"), ":2:12: min_gain must be a number");
   EXPECT_EQ(load_error("[[gpu]]\nname = \"x\"\nmatch = \"X\"\nmemory_gbytes_per_s = 2\nmemory_gib = 3\n"),
             ":1:1: gpu[0] (x) needs fp32_tflops");
   EXPECT_EQ(load_error("[[gpu]]\nname = \"x\"\nmatch = \"X\"\nfp32 = 1\n"), ":4:8: unknown key 'gpu[0].fp32'");
@@ -145,7 +151,9 @@ TEST(AdminConfigTest, PlugstackArgumentsOverrideSlurmKeys) {
   set_slurm_key(slurm, "default_batch", "256");
   set_slurm_key(slurm, "time_budget_s", "2.5");
   set_slurm_key(slurm, "model_path", "/a,/b");
+  set_slurm_key(slurm, "min_gain", "0.1");
   EXPECT_NO_THROW(validate(slurm));
+  EXPECT_DOUBLE_EQ(slurm.min_gain, 0.1);
   EXPECT_EQ(slurm.default_mode, "auto");
   EXPECT_EQ(slurm.allowed_modes, (std::vector<std::string>{"auto", "data", "off"}));
   EXPECT_EQ(*slurm.default_batch, 256);
@@ -154,6 +162,8 @@ TEST(AdminConfigTest, PlugstackArgumentsOverrideSlurmKeys) {
 
   EXPECT_THROW(set_slurm_key(slurm, "default_batch", "12x"), UsageError);
   EXPECT_THROW(set_slurm_key(slurm, "default_batch", "2.5"), UsageError);
+  EXPECT_THROW(set_slurm_key(slurm, "min_gain", "-1"), UsageError);
+  EXPECT_THROW(set_slurm_key(slurm, "min_gain", "abc"), UsageError);
   try {
     set_slurm_key(slurm, "colour", "blue");
     FAIL() << "expected an error";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/text.h"
@@ -191,6 +193,27 @@ void validate(const SlurmDefaults& slurm) {
             "default_batch = " + std::to_string(*slurm.default_batch) + ": expected 1 or more");
   }
   require_positive(slurm.time_budget_s, "time_budget_s");
+  require_min_gain(slurm.min_gain, "min_gain");
+}
+
+void require_min_gain(double value, const std::string& name) {
+  std::ostringstream text;
+  text << value;
+  require(std::isfinite(value) && value >= 0,
+          name + " = " + text.str() + ": expected a share of data parallelism's step of 0 or more, e.g. 0.03 for 3%");
+}
+
+double parse_min_gain(const std::string& text, const std::string& name) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  require(used == text.size() && !text.empty() && std::isfinite(value) && value >= 0,
+          name + " '" + text + "': expected a share of data parallelism's step of 0 or more, e.g. 0.03 for 3%");
+  return value;
 }
 
 void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::string& value) {
@@ -202,6 +225,8 @@ void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::stri
     slurm.plan_dir = value;
   else if (key == "topology_xml")
     slurm.topology_xml = value;
+  else if (key == "min_gain")
+    slurm.min_gain = parse_min_gain(value, key);
   else if (key == "allowed_modes" || key == "model_path") {
     std::vector<std::string> items;
     for (const std::string& item : split_commas(value)) {
@@ -227,7 +252,7 @@ void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::stri
   } else {
     throw UsageError("unknown key '" + key +
                      "': expected default_mode, allowed_modes, default_model, default_batch, model_path, "
-                     "time_budget_s, plan_dir or topology_xml");
+                     "time_budget_s, min_gain, plan_dir or topology_xml");
   }
 }
 
@@ -245,6 +270,8 @@ void read_slurm(const toml::table& table, const std::string& path, SlurmDefaults
         slurm.default_batch = read_int(node, path, key);
       } else if (key == "time_budget_s") {
         slurm.time_budget_s = read_number(node, path, key);
+      } else if (key == "min_gain") {
+        slurm.min_gain = read_number(node, path, key);
       } else if (key == "default_mode" || key == "default_model" || key == "plan_dir" || key == "topology_xml") {
         set_slurm_key(slurm, key, read_string(node, path, key));
       } else {

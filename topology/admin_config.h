@@ -57,6 +57,9 @@ struct SlurmDefaults {
   std::optional<long long> default_batch;  // global batch; unset = 32 images per GPU
   std::vector<std::string> model_path;     // folders searched for model files
   double time_budget_s = 10.0;
+  // The simplicity margin: data parallelism stays unless another plan's step is shorter by
+  // more than this share of its own (PlanOptions::min_gain; the same default, kDefaultMinGain).
+  double min_gain = 0.03;
   std::string plan_dir;      // empty = the job's working directory
   std::string topology_xml;  // empty = discover the live node through hwloc
 };
@@ -80,6 +83,12 @@ void validate(const SlurmDefaults& slurm);
 // (lists comma-separated). Throws UsageError for an unknown key or a malformed value;
 // call validate() afterwards.
 void set_slurm_key(SlurmDefaults& slurm, const std::string& key, const std::string& value);
+
+// The simplicity margin from text ("0.03"), as `--min-gain` and the plugstack.conf argument
+// give it: a number of 0 or more. Throws UsageError "NAME 'TEXT': expected ..." otherwise.
+double parse_min_gain(const std::string& text, const std::string& name);
+// Throws UsageError naming `name` and the value unless it is a finite number of 0 or more.
+void require_min_gain(double value, const std::string& name);
 
 // Reads the file; throws UsageError "PATH:LINE:COLUMN: …" for any error, or
 // "admin config 'PATH' cannot be read: REASON" when it cannot be opened (common/input_file.h).
