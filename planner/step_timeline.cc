@@ -92,16 +92,31 @@ std::vector<SyncJob> sync_jobs(const CostModel& model, const std::vector<Configu
   const std::vector<GradientBucket> buckets = gradient_buckets(
       model.graph(), configs,
       bucket_cap_elements(model.sync_options().bucket_bytes, model.devices().device().bytes_per_element));
-  // Buckets filled at the same layer reduce at the same time and share the NICs.
-  std::map<int, std::vector<std::vector<int>>> concurrent;
-  for (const GradientBucket& b : buckets) concurrent[b.reduce_after_layer].push_back(b.devices);
-  std::map<int, std::vector<int>> users;
-  for (const auto& [after, groups] : concurrent) users[after] = model.network_users(groups);
+  // Buckets that reduce at the same time share the NICs: those filled at the same layer on
+  // disjoint devices. A device runs its buckets one after another (lay_out_step), so the k-th
+  // bucket a device takes at a layer runs beside the k-th of the other devices, never beside
+  // its own first k-1: each bucket's wave is one past the latest wave of its devices there.
+  std::map<std::pair<int, int>, std::vector<std::vector<int>>> concurrent;  // (layer, wave) -> groups
+  std::vector<int> waves(buckets.size(), 0);
+  std::map<int, std::vector<int>> next_wave;  // per layer: each device's next free wave
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const GradientBucket& b = buckets[i];
+    std::vector<int>& next = next_wave[b.reduce_after_layer];
+    if (next.empty()) next.assign(static_cast<size_t>(model.devices().device_count()), 0);
+    int wave = 0;
+    for (const int d : b.devices) wave = std::max(wave, next[static_cast<size_t>(d)]);
+    for (const int d : b.devices) next[static_cast<size_t>(d)] = wave + 1;
+    waves[i] = wave;
+    concurrent[{b.reduce_after_layer, wave}].push_back(b.devices);
+  }
+  std::map<std::pair<int, int>, std::vector<int>> users;
+  for (const auto& [at, groups] : concurrent) users[at] = model.network_users(groups);
   std::vector<SyncJob> jobs;
   jobs.reserve(buckets.size());
-  for (const GradientBucket& b : buckets) {
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const GradientBucket& b = buckets[i];
     const double bytes = static_cast<double>(b.elements()) * element_bytes;
-    const CollectiveEstimate how = model.all_reduce(b.devices, bytes, users[b.reduce_after_layer]);
+    const CollectiveEstimate how = model.all_reduce(b.devices, bytes, users[{b.reduce_after_layer, waves[i]}]);
     jobs.push_back({b.devices, b.reduce_after_layer, bytes, how.time_s, how});
   }
   return jobs;
