@@ -82,6 +82,8 @@ class CostModel {
 
   const SyncOptions& sync_options() const { return sync_options_; }
   const CollectiveHardware& collective_hardware() const { return hardware_; }
+  // The share of a GPU's compute a running all-reduce takes (collective_compute_share()).
+  double collective_compute_share() const { return layerplan::collective_compute_share(hardware_); }
   TransferCost transfer(const Layer& consumer, int slot, const Configuration& producer,
                         const Configuration& consumer_config) const;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "topology/device_graph.h"
+#include "topology/fabric.h"
 #include "topology/gpu_catalog.h"
 
 namespace layerplan {
@@ -26,6 +27,9 @@ struct FabricConfig {
   double latency_us = 5.0;
   // NICs a node uses; 0 counts the node's active InfiniBand/RoCE/EFA interfaces.
   int nics_per_node = 0;
+  // rdma (InfiniBand, RoCE) or tcp: the network's bandwidth is the NICs' rate times the share
+  // this transport reaches (fabric_bus_share()).
+  Fabric transport = Fabric::kRdma;
 };
 
 // How links inside a node are priced where no NVLink figure exists.

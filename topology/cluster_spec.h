@@ -7,6 +7,7 @@
 #include <string>
 
 #include "topology/device_graph.h"
+#include "topology/fabric.h"
 #include "topology/gpu_catalog.h"
 
 namespace layerplan {
@@ -22,6 +23,9 @@ struct ClusterSpec {
   double inter_bandwidth_gbits = 100.0;  // per NIC, one way
   double inter_latency_us = 5.0;
   int nics_per_node = 1;
+  // How the NICs carry collectives; the network's bandwidth is the line rate times the
+  // share this fabric reaches (fabric_bus_share()).
+  Fabric fabric = Fabric::kRdma;
   double compute_efficiency = 0.7;  // fraction of peak FLOP/s that large kernels reach
   double kernel_overhead_us = 5.0;  // per kernel launch
   // Each GPU's memory, GiB; unset means the GPU model's figure.
