@@ -23,6 +23,7 @@
 #include "model/model_graph.h"
 #include "planner/collective_model.h"
 #include "planner/edge_traffic.h"
+#include "planner/kernel_efficiency.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {
@@ -56,6 +57,13 @@ struct SyncOptions {
 struct PassTimes {
   double forward_s = 0.0;
   double backward_s = 0.0;
+};
+
+// The share of the large-GEMM rate a layer's forward and backward kernels reach (1 for
+// kernels that are not GEMMs, and on devices without the shape model).
+struct PassEfficiency {
+  double forward = 1.0;
+  double backward = 1.0;
 };
 
 class CostModel {
@@ -110,7 +118,8 @@ class CostModel {
   double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
 
  private:
-  double roofline(double flops, double bytes, int kernels) const;
+  double roofline(double flops, double bytes, int kernels, double shape_efficiency) const;
+  PassEfficiency gemm_efficiency(const Layer& layer, const Configuration& config) const;
   TransferCost price_traffic(const TrafficSummary& traffic) const;
   double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
@@ -123,6 +132,7 @@ class CostModel {
   int64_t element_bytes_;  // of activations, weights and gradients at the training precision
   SyncOptions sync_options_;
   CollectiveHardware hardware_;
+  GemmHardware gemm_hardware_;
   double bucket_bytes_;  // the bucket size in whole gradients
   // Every intra-node link has the same bandwidth and latency, so per-device element counts
   // (EdgeTraffic) price a transfer; otherwise each pair is priced over its own link.

@@ -183,7 +183,7 @@ TEST(DeviceGraphFromSpec, IntraNodeLinkDefaultsToTheCatalogNvlinkFigure) {
   EXPECT_DOUBLE_EQ(g.network().latency, 5e-6);
   EXPECT_EQ(g.device().model, "Tesla P100-SXM2-16GB");
   EXPECT_DOUBLE_EQ(g.device().peak_flops, 10.6e12);
-  EXPECT_DOUBLE_EQ(g.device().compute_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(g.device().compute_efficiency, 0.85);
   EXPECT_DOUBLE_EQ(g.device().kernel_overhead_s, 5e-6);
 }
 

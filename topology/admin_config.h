@@ -37,7 +37,7 @@ struct NodeLinkConfig {
   double intra_latency_us = 5.0;
   double pcie_efficiency = 0.76;      // share of the PCIe link speed a GPU copy reaches (NCCL: 12/15.75)
   double inter_socket_gbytes = 10.0;  // one way across the sockets' link (NCCL's UPI figure)
-  double compute_efficiency = 0.7;
+  double compute_efficiency = 0.85;
   double kernel_overhead_us = 5.0;
   Precision precision = Precision::kFp32;
   // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).

@@ -106,6 +106,9 @@ DeviceGraph build_device_graph(const ClusterSpec& spec) {
   device.compute_efficiency = spec.compute_efficiency;
   device.kernel_overhead_s = spec.kernel_overhead_us * 1e-6;
   device.bytes_per_element = precision_element_bytes(spec.precision);
+  device.tensor_cores = model.tensor_cores(spec.precision);
+  device.kernel_shape_model = true;
+  device.memory_efficiency = kDefaultGpuMemoryEfficiency;
   const Link intra{spec.intra_bandwidth_gbytes.value_or(model.nvlink_pair_bandwidth / 1e9) * 1e9,
                    spec.intra_latency_us * 1e-6};
   const Link network{spec.inter_bandwidth_gbits / 8.0 * 1e9 * spec.nics_per_node * fabric_bus_share(spec.fabric),

@@ -26,7 +26,7 @@ struct ClusterSpec {
   // How the NICs carry collectives; the network's bandwidth is the line rate times the
   // share this fabric reaches (fabric_bus_share()).
   Fabric fabric = Fabric::kRdma;
-  double compute_efficiency = 0.7;  // fraction of peak FLOP/s that large kernels reach
+  double compute_efficiency = 0.85;  // fraction of peak FLOP/s the largest GEMMs reach
   double kernel_overhead_us = 5.0;  // per kernel launch
   // Each GPU's memory, GiB; unset means the GPU model's figure.
   std::optional<double> gpu_memory_gib;

@@ -37,6 +37,11 @@ struct GpuModel {
   // Peak FLOP/s at `precision`. Throws UsageError naming the GPU for bf16 on a GPU without
   // bf16 (suggesting fp16), and for fp16 on one with neither an fp16 nor a bf16 figure.
   double flops(Precision precision) const;
+  // Whether `precision`'s GEMMs run on tensor cores: a rate above twice the FP32 rate
+  // (P100's FP16 is 2x FP32 on its CUDA cores; TF32 without tensor cores falls back to FP32).
+  bool tensor_cores(Precision precision) const {
+    return precision != Precision::kFp32 && flops(precision) > 2 * fp32_flops;
+  }
 };
 
 const std::vector<GpuModel>& gpu_catalog();
