@@ -235,6 +235,26 @@ TEST(DeviceGraphFromSpec, TheNetworkIsTheLineRateTimesTheFabricsShare) {
   EXPECT_THROW(cluster_from_toml("[cluster]\nfabric = \"carrier pigeon\"\n", "x.toml"), UsageError);
 }
 
+// GPUs price GEMMs by their shape, on tensor cores where the precision has them; a cluster
+// file can turn the shape model off for devices that are not a GPU's kernels.
+TEST(DeviceGraphFromSpec, KernelShapesAndTensorCoresFollowTheGpuAndPrecision) {
+  ClusterSpec spec;
+  spec.gpu = "v100";
+  const Device fp32 = build_device_graph(spec).device();
+  EXPECT_TRUE(fp32.kernel_shape_model);
+  EXPECT_FALSE(fp32.tensor_cores);
+  EXPECT_DOUBLE_EQ(fp32.memory_efficiency, kDefaultGpuMemoryEfficiency);
+  spec.precision = Precision::kFp16;
+  EXPECT_TRUE(build_device_graph(spec).device().tensor_cores);
+  spec.gpu = "p100";  // FP16 on CUDA cores, at twice the FP32 rate
+  EXPECT_FALSE(build_device_graph(spec).device().tensor_cores);
+  ClusterSpec bare = cluster_from_toml("[cluster]\nkernel_shapes = false\n", "bare.toml");
+  const Device d = build_device_graph(bare).device();
+  EXPECT_FALSE(d.kernel_shape_model);
+  EXPECT_DOUBLE_EQ(d.memory_efficiency, 1.0);
+  EXPECT_THROW(cluster_from_toml("[cluster]\nkernel_shapes = 1\n", "x.toml"), UsageError);
+}
+
 TEST(DeviceGraphFromSpec, PrecisionWithoutTensorCoresFallsBackToFp32) {
   ClusterSpec spec;
   spec.precision = Precision::kTf32;  // the P100 has no TF32
