@@ -23,8 +23,6 @@ namespace layerplan {
 
 namespace {
 
-const OptionWords<Precision> kPrecisions = {
-    {"fp32", Precision::kFp32}, {"tf32", Precision::kTf32}, {"bf16", Precision::kBf16}};
 const OptionWords<PlacementRule> kPlacements = {{"first-block", PlacementRule::kFirstBlock},
                                                 {"aligned-blocks", PlacementRule::kAlignedBlocks}};
 const OptionWords<NodeRuns> kNodeRuns = {
@@ -42,8 +40,9 @@ const OptionWords<PlanMode> kPlanModes = {{"layerwise", PlanMode::kLayerwise},
 void add_cluster_flags(CLI::App& cmd, PlanCommandArgs& args) {
   cmd.add_option("--gpus", args.gpus, "GPUs in the job, a multiple of --gpus-per-node (default 16)");
   cmd.add_option("--gpus-per-node", args.gpus_per_node, "GPUs per node (default 4)");
-  cmd.add_option("--gpu", args.gpu, "GPU model: p100, v100, t4, a100, h100, h200 (default p100)");
-  add_word_option(&cmd, "--precision", args.precision, kPrecisions, "fp32, tf32 or bf16 (default fp32)");
+  cmd.add_option("--gpu", args.gpu, "GPU model: p100, p100-pcie, v100, t4, a100, h100, h200 (default p100)");
+  add_word_option(&cmd, "--precision", args.precision, precision_words(),
+                  "fp32, tf32, bf16 or fp16 (mixed precision on FP16 units; for GPUs without bf16) (default fp32)");
   cmd.add_option("--intra-bw", args.intra_bandwidth_gbytes,
                  "GB/s one way between two GPUs of a node (default: the GPU's NVLink figure)");
   cmd.add_option("--inter-bw", args.inter_bandwidth_gbits, "Gb/s per NIC between nodes (default 100)");

@@ -34,7 +34,7 @@ constexpr std::array<ByNodes, 3> kTreeMaxPerChannelGBs = {{{26.5, 18.5, 10.0}, {
 
 // NCCL picks its channel count from its own topology search; the caps above scale with
 // it. 16 is what it typically builds on NVSwitch nodes with one NIC per GPU pair or more.
-constexpr double kChannels = 16.0;
+constexpr double kChannels = kNvlinkChannels;
 
 // The tree's measured shortfall for medium sizes, by log2(bytes / 64), 64 B to 256 MiB.
 constexpr int kTreeCorrectionSizes = 23;
@@ -162,14 +162,29 @@ std::string_view protocol_name(CollectiveProtocol protocol) {
   return "Simple";
 }
 
+double collective_compute_share(const CollectiveHardware& hardware) {
+  const int channels = hardware.nvlink ? kNvlinkChannels : kPcieChannels;
+  return std::min(1.0, static_cast<double>(channels) / std::max(1, hardware.sms));
+}
+
 CollectiveHardware collective_hardware(std::string_view gpu_model) {
   CollectiveHardware hw;
-  if (contains(gpu_model, "H100") || contains(gpu_model, "H200")) hw.compute_capability = 90;
-  if (contains(gpu_model, "V100")) hw.compute_capability = 70;
-  if (contains(gpu_model, "P100")) hw.compute_capability = 60;
+  if (contains(gpu_model, "H100") || contains(gpu_model, "H200")) {
+    hw.compute_capability = 90;
+    hw.sms = 132;
+  }
+  if (contains(gpu_model, "V100")) {
+    hw.compute_capability = 70;
+    hw.sms = 80;
+  }
+  if (contains(gpu_model, "P100")) {
+    hw.compute_capability = 60;
+    hw.sms = 56;
+  }
   if (contains(gpu_model, "T4")) {
     hw.compute_capability = 75;
     hw.nvlink = false;
+    hw.sms = 40;
   }
   if (contains(gpu_model, "PCIE")) hw.nvlink = false;
   return hw;

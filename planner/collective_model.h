@@ -24,11 +24,23 @@ std::string_view protocol_name(CollectiveProtocol protocol);
 struct CollectiveHardware {
   int compute_capability = 80;
   bool nvlink = true;
+  int sms = 108;  // streaming multiprocessors per GPU
 };
+
+// NCCL's channels: what it typically builds on NVLink nodes (kNvlinkChannels, as the
+// per-channel caps assume) and on PCIe-only nodes, where its rings go through the CPU's
+// PCIe switches and it builds 2 channels per ring, 2 rings (kPcieChannels).
+inline constexpr int kNvlinkChannels = 16;
+inline constexpr int kPcieChannels = 4;
+
+// The share of a GPU's compute a running collective takes: NCCL runs one thread block per
+// channel, each holding an SM (docs/cost-model.md, "Overlap and its costs").
+double collective_compute_share(const CollectiveHardware& hardware);
 
 // Read from a GPU model name ("H100-SXM5-80GB", "Tesla P100-SXM2-16GB", "NVIDIA A100-PCIE-40GB"):
 // P100 60, V100 70, T4 75, A100 80, H100/H200 90, unknown names 80; PCIe-only cards and
-// names with "PCIE" use PCIe inside the node.
+// names with "PCIE" use PCIe inside the node. SMs: P100 56, V100 80, T4 40, A100 108, H100
+// and H200 132 (the SXM parts; NVIDIA's architecture whitepapers), unknown names 108.
 CollectiveHardware collective_hardware(std::string_view gpu_model);
 
 // One communicator: `ranks` GPUs spread evenly over `nodes` nodes.

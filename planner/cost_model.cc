@@ -5,6 +5,7 @@
 
 #include "model/layer_math.h"
 #include "planner/config_space.h"
+#include "planner/kernel_efficiency.h"
 
 namespace layerplan {
 
@@ -15,6 +16,7 @@ CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOp
       element_bytes_(devices.device().bytes_per_element),
       sync_options_(sync_options),
       hardware_(layerplan::collective_hardware(devices.device().model)),
+      gemm_hardware_(gemm_hardware(devices.device().peak_flops, hardware_.sms, devices.device().tensor_cores)),
       bucket_bytes_(
           static_cast<double>(bucket_cap_elements(sync_options.bucket_bytes, element_bytes_) * element_bytes_)),
       send_s_(static_cast<size_t>(devices.device_count())),
@@ -31,10 +33,40 @@ CostModel::CostModel(const ModelGraph& graph, const DeviceGraph& devices, SyncOp
   }
 }
 
-double CostModel::roofline(double flops, double bytes, int kernels) const {
+double CostModel::roofline(double flops, double bytes, int kernels, double shape_efficiency) const {
   const Device& d = devices_.device();
-  return std::max(flops / (d.peak_flops * d.compute_efficiency), bytes / d.memory_bandwidth) +
+  return std::max(flops / (d.peak_flops * d.compute_efficiency * shape_efficiency),
+                  bytes / (d.memory_bandwidth * d.memory_efficiency)) +
          kernels * d.kernel_overhead_s;
+}
+
+PassEfficiency CostModel::gemm_efficiency(const Layer& layer, const Configuration& config) const {
+  const bool gemm = layer.kind == LayerKind::kFullyConnected || (layer.kind == LayerKind::kConv2d && layer.groups == 1);
+  if (!devices_.device().kernel_shape_model || !gemm) return {};
+  // The slowest tile's GEMMs (docs/cost-model.md, "Kernel shape"): M output positions, N output
+  // channels, K the reduction; the backward is the data gradient (M × C_in, K = C_out·kh·kw)
+  // and the weight gradient (C_out × C_in·kh·kw, K = M), half of its FLOPs each.
+  const Shape& in = graph_.input_shape(layer, 0);
+  const Degrees& d = config.degrees;
+  const double n = static_cast<double>(layer.output.n() / d[0]);
+  const double c_out = static_cast<double>(layer.output.c() / d[1]);
+  const double window = layer.kind == LayerKind::kConv2d ? layer.window.kernel_h * layer.window.kernel_w : 1;
+  const double m = layer.kind == LayerKind::kConv2d
+                       ? n * static_cast<double>(layer.output.h() / d[2]) * static_cast<double>(layer.output.w() / d[3])
+                       : n;
+  const double c_in =
+      layer.kind == LayerKind::kConv2d ? static_cast<double>(in.c()) : static_cast<double>(in.c() * in.h() * in.w());
+  if (winograd_applies(layer, devices_.device().tensor_cores)) {
+    // F(2×2, 3×3): 16 GEMMs over the m/4 2×2 output tiles, K = channels, a 2.25th of the multiplies.
+    const double forward = gemm_shape_efficiency({4 * m, c_out, c_in}, gemm_hardware_);
+    const double data_grad = gemm_shape_efficiency({4 * m, c_in, c_out}, gemm_hardware_);
+    const double weight_grad = gemm_shape_efficiency({c_out, c_in, 4 * m}, gemm_hardware_);
+    return {kWinogradGain * forward, kWinogradGain * 2.0 / (1.0 / data_grad + 1.0 / weight_grad)};
+  }
+  const double forward = gemm_shape_efficiency({m, c_out, c_in * window}, gemm_hardware_);
+  const double data_grad = gemm_shape_efficiency({m, c_in, c_out * window}, gemm_hardware_);
+  const double weight_grad = gemm_shape_efficiency({c_out, c_in * window, m}, gemm_hardware_);
+  return {forward, 2.0 / (1.0 / data_grad + 1.0 / weight_grad)};
 }
 
 namespace {
@@ -84,9 +116,10 @@ PassTimes CostModel::pass_times(const Layer& layer, const Configuration& config)
   const auto bytes = static_cast<double>(
       (widest_input + out_elements + shard_parameters(graph_, layer, config.degrees)) * element_bytes_);
   const int kernels = kernels_per_pass(layer.kind);
-  const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels);
+  const PassEfficiency shape = gemm_efficiency(layer, config);
+  const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels, shape.forward);
   // Backward reads the output gradient, input and weights and writes input and weight gradients.
-  const double bwd = roofline(backward_flops(graph_, layer) * fraction, 2.0 * bytes, kernels);
+  const double bwd = roofline(backward_flops(graph_, layer) * fraction, 2.0 * bytes, kernels, shape.backward);
   return {fwd, bwd};
 }
 

@@ -24,6 +24,7 @@
 #include "model/profile_db.h"
 #include "planner/collective_model.h"
 #include "planner/edge_traffic.h"
+#include "planner/kernel_efficiency.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {
@@ -59,6 +60,13 @@ struct PassTimes {
   double backward_s = 0.0;
 };
 
+// The share of the large-GEMM rate a layer's forward and backward kernels reach (1 for
+// kernels that are not GEMMs, and on devices without the shape model).
+struct PassEfficiency {
+  double forward = 1.0;
+  double backward = 1.0;
+};
+
 class CostModel {
  public:
   // `profile`: measured kernel times of this device model at the plan's precision
@@ -86,6 +94,8 @@ class CostModel {
 
   const SyncOptions& sync_options() const { return sync_options_; }
   const CollectiveHardware& collective_hardware() const { return hardware_; }
+  // The share of a GPU's compute a running all-reduce takes (collective_compute_share()).
+  double collective_compute_share() const { return layerplan::collective_compute_share(hardware_); }
   TransferCost transfer(const Layer& consumer, int slot, const Configuration& producer,
                         const Configuration& consumer_config) const;
 
@@ -112,7 +122,8 @@ class CostModel {
   double ring_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
 
  private:
-  double roofline(double flops, double bytes, int kernels) const;
+  double roofline(double flops, double bytes, int kernels, double shape_efficiency) const;
+  PassEfficiency gemm_efficiency(const Layer& layer, const Configuration& config) const;
   TransferCost price_traffic(const TrafficSummary& traffic) const;
   double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;
@@ -125,6 +136,7 @@ class CostModel {
   int64_t element_bytes_;  // of activations, weights and gradients at the training precision
   SyncOptions sync_options_;
   CollectiveHardware hardware_;
+  GemmHardware gemm_hardware_;
   double bucket_bytes_;  // the bucket size in whole gradients
   // Every intra-node link has the same bandwidth and latency, so per-device element counts
   // (EdgeTraffic) price a transfer; otherwise each pair is priced over its own link.

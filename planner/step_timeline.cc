@@ -35,6 +35,39 @@ double run_jobs(const std::vector<SyncJob>& jobs, const std::vector<size_t>& whi
   return end;
 }
 
+// When work of `work_s` seconds at full pace, begun at `start`, ends while the all-reduces
+// of `spans` (those of `jobs` issued so far) run beside it: while any runs, it goes at
+// (1 - the largest share among those running). A device computing a layer may not be one
+// that reduces; taking every running all-reduce is the conservative side.
+double slowed_end(double start, double work_s, const std::vector<SyncJob>& jobs, const std::vector<size_t>& issued,
+                  const std::vector<SyncSpan>& spans) {
+  std::vector<std::pair<double, double>> busy;  // [begin, end) of the running ones, with a share
+  std::vector<double> shares;
+  for (const size_t j : issued) {
+    if (jobs[j].compute_share <= 0 || spans[j].end_s <= start) continue;
+    busy.emplace_back(std::max(start, spans[j].start_s), spans[j].end_s);
+    shares.push_back(jobs[j].compute_share);
+  }
+  if (busy.empty()) return start + work_s;
+  std::vector<double> edges = {start};
+  for (const auto& [b, e] : busy) edges.insert(edges.end(), {b, e});
+  std::sort(edges.begin(), edges.end());
+  double t = start, left = work_s;
+  for (size_t i = 1; i < edges.size() && left > 0; ++i) {
+    const double segment = edges[i] - t;
+    if (segment <= 0) continue;
+    double share = 0;
+    for (size_t k = 0; k < busy.size(); ++k) {
+      if (busy[k].first <= t && t < busy[k].second) share = std::max(share, shares[k]);
+    }
+    const double rate = 1.0 - share;
+    if (segment * rate >= left) return t + left / rate;
+    left -= segment * rate;
+    t = edges[i];
+  }
+  return t + left;
+}
+
 }  // namespace
 
 StepTimeline lay_out_step(const std::vector<LayerSpan>& layers, const std::vector<SyncJob>& jobs, bool overlap,
@@ -52,11 +85,15 @@ StepTimeline lay_out_step(const std::vector<LayerSpan>& layers, const std::vecto
   std::vector<double> device_free(static_cast<size_t>(device_count), 0.0);
   double now = out.forward_s, sync_end = 0.0;
   out.backward_start_s.resize(layers.size());
+  std::vector<size_t> issued;  // the jobs laid out so far
   for (int id = static_cast<int>(layers.size()) - 1; id >= 0; --id) {
     out.backward_start_s[static_cast<size_t>(id)] = now;
-    now += layers[static_cast<size_t>(id)].backward_s;
+    const double work = layers[static_cast<size_t>(id)].backward_s;
+    std::erase_if(issued, [&](size_t j) { return out.spans[j].end_s <= now; });
+    now = overlap && sync_end > now ? slowed_end(now, work, jobs, issued, out.spans) : now + work;
     const auto ready = ready_after.find(id);
     if (ready == ready_after.end()) continue;
+    issued.insert(issued.end(), ready->second.begin(), ready->second.end());
     const double end = run_jobs(jobs, ready->second, now, device_free, out.spans);
     sync_end = std::max(sync_end, end);
     if (!overlap) now = end;
@@ -66,6 +103,7 @@ StepTimeline lay_out_step(const std::vector<LayerSpan>& layers, const std::vecto
     sync_end = std::max(sync_end, run_jobs(jobs, at_end->second, now, device_free, out.spans));
   }
   out.step_s = std::max(now, sync_end);
+  // What sync adds: waiting for it, and the backward it slowed.
   out.exposed_sync_s = std::max(0.0, out.step_s - out.forward_s - out.backward_s);  // no rounding below 0
   return out;
 }
@@ -92,17 +130,32 @@ std::vector<SyncJob> sync_jobs(const CostModel& model, const std::vector<Configu
   const std::vector<GradientBucket> buckets = gradient_buckets(
       model.graph(), configs,
       bucket_cap_elements(model.sync_options().bucket_bytes, model.devices().device().bytes_per_element));
-  // Buckets filled at the same layer reduce at the same time and share the NICs.
-  std::map<int, std::vector<std::vector<int>>> concurrent;
-  for (const GradientBucket& b : buckets) concurrent[b.reduce_after_layer].push_back(b.devices);
-  std::map<int, std::vector<int>> users;
-  for (const auto& [after, groups] : concurrent) users[after] = model.network_users(groups);
+  // Buckets that reduce at the same time share the NICs: those filled at the same layer on
+  // disjoint devices. A device runs its buckets one after another (lay_out_step), so the k-th
+  // bucket a device takes at a layer runs beside the k-th of the other devices, never beside
+  // its own first k-1: each bucket's wave is one past the latest wave of its devices there.
+  std::map<std::pair<int, int>, std::vector<std::vector<int>>> concurrent;  // (layer, wave) -> groups
+  std::vector<int> waves(buckets.size(), 0);
+  std::map<int, std::vector<int>> next_wave;  // per layer: each device's next free wave
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const GradientBucket& b = buckets[i];
+    std::vector<int>& next = next_wave[b.reduce_after_layer];
+    if (next.empty()) next.assign(static_cast<size_t>(model.devices().device_count()), 0);
+    int wave = 0;
+    for (const int d : b.devices) wave = std::max(wave, next[static_cast<size_t>(d)]);
+    for (const int d : b.devices) next[static_cast<size_t>(d)] = wave + 1;
+    waves[i] = wave;
+    concurrent[{b.reduce_after_layer, wave}].push_back(b.devices);
+  }
+  std::map<std::pair<int, int>, std::vector<int>> users;
+  for (const auto& [at, groups] : concurrent) users[at] = model.network_users(groups);
   std::vector<SyncJob> jobs;
   jobs.reserve(buckets.size());
-  for (const GradientBucket& b : buckets) {
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const GradientBucket& b = buckets[i];
     const double bytes = static_cast<double>(b.elements()) * element_bytes;
-    const CollectiveEstimate how = model.all_reduce(b.devices, bytes, users[b.reduce_after_layer]);
-    jobs.push_back({b.devices, b.reduce_after_layer, bytes, how.time_s, how});
+    const CollectiveEstimate how = model.all_reduce(b.devices, bytes, users[{b.reduce_after_layer, waves[i]}]);
+    jobs.push_back({b.devices, b.reduce_after_layer, bytes, how.time_s, how, false, model.collective_compute_share()});
   }
   return jobs;
 }

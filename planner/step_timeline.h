@@ -7,8 +7,9 @@
 // all-reduced in the runtime's buckets: a bucket is ready once the backward of the layer
 // that fills it has ended (or at the end of the backward). Each device runs its
 // all-reduces one at a time in the runtime's order, so buckets of disjoint devices run side
-// by side. With overlap, the backward goes on while buckets reduce and the step ends when
-// both have; without, the backward waits for the buckets filled at each layer.
+// by side. With overlap, the backward goes on while buckets reduce, slowed by the share of
+// the GPU their kernels take, and the step ends when both have; without, the backward waits
+// for the buckets filled at each layer.
 #include <vector>
 
 #include "model/geometry.h"
@@ -30,6 +31,9 @@ struct SyncJob {
   double time_s = 0.0;
   CollectiveEstimate how;         // the algorithm and protocol NCCL would run (all-reduce only)
   bool parameter_server = false;  // a layer's sync by parameter servers instead
+  // The share of a GPU's compute the all-reduce's kernels take while it runs (NCCL's
+  // channels occupy SMs): the backward runs at (1 - share) of its pace meanwhile.
+  double compute_share = 0.0;
 };
 
 // When one all-reduce ran on the timeline, for reports.

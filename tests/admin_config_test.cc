@@ -110,8 +110,8 @@ TEST(AdminConfigTest, MistakesNameTheirPosition) {
             ":2:13: fabric.nic_gbits: nic_gbits = -5: expected a positive number");
   EXPECT_EQ(load_error("[node]\npcie_efficiency = 1.5\n"),
             ":2:19: node.pcie_efficiency: pcie_efficiency = 1.5: expected a fraction in (0, 1]");
-  EXPECT_EQ(load_error("[node]\nprecision = \"fp16\"\n"),
-            ":2:13: node.precision: unknown precision 'fp16': expected fp32, tf32 or bf16");
+  EXPECT_EQ(load_error("[node]\nprecision = \"fp64\"\n"),
+            ":2:13: node.precision: unknown precision 'fp64': expected fp32, tf32, bf16 or fp16");
   EXPECT_EQ(load_error("[slurm]\ndefault_mode = \"fast\"\n"),
             ":2:16: slurm.default_mode: default_mode 'fast': expected auto, layerwise, data, model, owt or off");
   EXPECT_EQ(load_error("[slurm]\nallowed_modes = [\"data\"]\ndefault_mode = \"auto\"\n"),
@@ -125,8 +125,9 @@ TEST(AdminConfigTest, MistakesNameTheirPosition) {
   EXPECT_EQ(load_error("[[gpu]]\nname = \"x\"\nmatch = \"X\"\nmemory_gbytes_per_s = 2\nmemory_gib = 3\n"),
             ":1:1: gpu[0] (x) needs fp32_tflops");
   EXPECT_EQ(load_error("[[gpu]]\nname = \"x\"\nmatch = \"X\"\nfp32 = 1\n"), ":4:8: unknown key 'gpu[0].fp32'");
-  EXPECT_EQ(load_error("[overrides]\ngpu_model = \"k80\"\n"),
-            ":2:13: overrides.gpu_model: unknown GPU 'k80': expected one of p100, v100, t4, a100, h100, h200");
+  EXPECT_EQ(
+      load_error("[overrides]\ngpu_model = \"k80\"\n"),
+      ":2:13: overrides.gpu_model: unknown GPU 'k80': expected one of p100, p100-pcie, v100, t4, a100, h100, h200");
   EXPECT_THAT(load_error("[slurm\n"), StartsWith(":1:7: "));
 }
 

@@ -177,13 +177,13 @@ TEST(DeviceGraphFromSpec, IntraNodeLinkDefaultsToTheCatalogNvlinkFigure) {
   EXPECT_DOUBLE_EQ(g.intra_link(13, 15).bandwidth, nvlink);
   EXPECT_DOUBLE_EQ(g.intra_link(0, 1).latency, 5e-6);
   EXPECT_DOUBLE_EQ(g.link(4, 5).bandwidth, nvlink);
-  // 100 Gb/s, one NIC: 12.5 GB/s between nodes.
-  EXPECT_DOUBLE_EQ(g.network().bandwidth, 12.5e9);
-  EXPECT_DOUBLE_EQ(g.link(3, 4).bandwidth, 12.5e9);
+  // 100 Gb/s, one NIC: 12.5 GB/s between nodes, of which RDMA reaches 90 %.
+  EXPECT_DOUBLE_EQ(g.network().bandwidth, 12.5e9 * kRdmaBusShare);
+  EXPECT_DOUBLE_EQ(g.link(3, 4).bandwidth, 12.5e9 * kRdmaBusShare);
   EXPECT_DOUBLE_EQ(g.network().latency, 5e-6);
   EXPECT_EQ(g.device().model, "Tesla P100-SXM2-16GB");
   EXPECT_DOUBLE_EQ(g.device().peak_flops, 10.6e12);
-  EXPECT_DOUBLE_EQ(g.device().compute_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(g.device().compute_efficiency, 0.85);
   EXPECT_DOUBLE_EQ(g.device().kernel_overhead_s, 5e-6);
 }
 
@@ -193,12 +193,66 @@ TEST(DeviceGraphFromSpec, ExplicitFiguresAndNicsPerNodeAreUsed) {
   EXPECT_EQ(g.gpus_per_node(), 8);
   EXPECT_DOUBLE_EQ(g.intra_link(0, 7).bandwidth, 250.5e9);
   EXPECT_DOUBLE_EQ(g.intra_link(0, 7).latency, 3e-6);
-  // 200 Gb/s per NIC = 25 GB/s, times 4 NICs.
-  EXPECT_DOUBLE_EQ(g.network().bandwidth, 100e9);
+  // 200 Gb/s per NIC = 25 GB/s, times 4 NICs, of which RDMA reaches 90 %.
+  EXPECT_DOUBLE_EQ(g.network().bandwidth, 100e9 * kRdmaBusShare);
   EXPECT_DOUBLE_EQ(g.network().latency, 7.5e-6);
   EXPECT_DOUBLE_EQ(g.device().peak_flops, find_gpu_model("a100").bf16_flops);
   EXPECT_DOUBLE_EQ(g.device().compute_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(g.device().kernel_overhead_s, 8e-6);
+}
+
+// Mixed precision before Ampere runs on the FP16 units (tensor cores from Volta on), with
+// 2-byte tensors; bf16, which those GPUs lack, is refused naming the GPU.
+TEST(DeviceGraphFromSpec, Fp16UsesTheFp16RateAndBf16IsRefusedWhereTheGpuHasNone) {
+  ClusterSpec spec;
+  spec.precision = Precision::kFp16;
+  for (const auto& [gpu, tflops] :
+       std::vector<std::pair<std::string, double>>{{"p100", 21.2}, {"v100", 125}, {"t4", 65}, {"a100", 312}}) {
+    spec.gpu = gpu;
+    const DeviceGraph g = build_device_graph(spec);
+    EXPECT_DOUBLE_EQ(g.device().peak_flops, tflops * 1e12) << gpu;
+    EXPECT_EQ(g.device().bytes_per_element, 2) << gpu;
+  }
+  spec.precision = Precision::kBf16;
+  for (const std::string gpu : {"p100", "p100-pcie", "v100", "t4"}) {
+    spec.gpu = gpu;
+    try {
+      build_device_graph(spec);
+      FAIL() << gpu << " priced bf16";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(find_gpu_model(gpu).full_name));
+      EXPECT_THAT(e.what(), HasSubstr("no bf16 support"));
+      EXPECT_THAT(e.what(), HasSubstr("fp16"));
+    }
+  }
+  EXPECT_EQ(cluster_from_toml("[cluster]\nprecision = \"fp16\"\n", "fp16.toml").precision, Precision::kFp16);
+}
+
+TEST(DeviceGraphFromSpec, TheNetworkIsTheLineRateTimesTheFabricsShare) {
+  ClusterSpec spec = cluster_from_toml("[cluster]\nfabric = \"tcp\"\n", "tcp.toml");
+  EXPECT_EQ(spec.fabric, Fabric::kTcp);
+  EXPECT_DOUBLE_EQ(build_device_graph(spec).network().bandwidth, 12.5e9 * kTcpBusShare);
+  EXPECT_THROW(cluster_from_toml("[cluster]\nfabric = \"carrier pigeon\"\n", "x.toml"), UsageError);
+}
+
+// GPUs price GEMMs by their shape, on tensor cores where the precision has them; a cluster
+// file can turn the shape model off for devices that are not a GPU's kernels.
+TEST(DeviceGraphFromSpec, KernelShapesAndTensorCoresFollowTheGpuAndPrecision) {
+  ClusterSpec spec;
+  spec.gpu = "v100";
+  const Device fp32 = build_device_graph(spec).device();
+  EXPECT_TRUE(fp32.kernel_shape_model);
+  EXPECT_FALSE(fp32.tensor_cores);
+  EXPECT_DOUBLE_EQ(fp32.memory_efficiency, kDefaultGpuMemoryEfficiency);
+  spec.precision = Precision::kFp16;
+  EXPECT_TRUE(build_device_graph(spec).device().tensor_cores);
+  spec.gpu = "p100";  // FP16 on CUDA cores, at twice the FP32 rate
+  EXPECT_FALSE(build_device_graph(spec).device().tensor_cores);
+  ClusterSpec bare = cluster_from_toml("[cluster]\nkernel_shapes = false\n", "bare.toml");
+  const Device d = build_device_graph(bare).device();
+  EXPECT_FALSE(d.kernel_shape_model);
+  EXPECT_DOUBLE_EQ(d.memory_efficiency, 1.0);
+  EXPECT_THROW(cluster_from_toml("[cluster]\nkernel_shapes = 1\n", "x.toml"), UsageError);
 }
 
 TEST(DeviceGraphFromSpec, PrecisionWithoutTensorCoresFallsBackToFp32) {
@@ -210,7 +264,7 @@ TEST(DeviceGraphFromSpec, PrecisionWithoutTensorCoresFallsBackToFp32) {
 TEST(GpuCatalog, ListsP100ThroughH200) {
   std::vector<std::string> names;
   for (const GpuModel& m : gpu_catalog()) names.push_back(m.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"p100", "v100", "t4", "a100", "h100", "h200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"p100", "p100-pcie", "v100", "t4", "a100", "h100", "h200"}));
 }
 
 TEST(GpuCatalog, LookUpIgnoresCase) {
@@ -232,9 +286,10 @@ TEST(GpuCatalog, UnknownGpuListsTheKnownOnes) {
 }
 
 TEST(GpuCatalog, PrecisionNamesRoundTrip) {
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16}) {
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16}) {
     EXPECT_EQ(parse_precision(precision_name(p)), p);
   }
+  EXPECT_EQ(parse_precision("FP16"), Precision::kFp16);
   EXPECT_EQ(parse_precision("BF16"), Precision::kBf16);
   EXPECT_THROW(parse_precision("fp64"), UsageError);
 }

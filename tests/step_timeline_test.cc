@@ -126,6 +126,51 @@ TEST(StepTimeline, TwoLayersAndOneBucketByHand) {
   }
 }
 
+// x -> fc1 -> fc2 -> loss on 2 nodes x 2 GPUs (devices 0, 1 | 2, 3). fc2 is data parallel
+// (one group of all four); fc1 is split by channels in two with replica groups {0, 2} and
+// {1, 3}, each across both nodes. With a bucket larger than both, all three buckets reduce
+// at the end of the backward, but a device runs its buckets one at a time: fc2's bucket
+// first, alone on the NICs, then fc1's two side by side, sharing them.
+struct ThreeBucketsAtTheEnd {
+  ModelGraph g{"three"};
+  int x = g.input("x", Shape{{8, 64, 1, 1}});
+  int fc1 = g.fully_connected("fc1", x, 64);
+  int fc2 = g.fully_connected("fc2", fc1, 64);
+  int loss = g.softmax_cross_entropy("loss", fc2);
+};
+
+TEST(StepTimeline, OnlyBucketsThatRunSideBySideShareTheNics) {
+  const ThreeBucketsAtTheEnd net;
+  Device d;
+  d.model = "H100-SXM5-80GB";
+  d.peak_flops = 1e12;
+  d.memory_bandwidth = 1e12;
+  const DeviceGraph devices(2, 2, d, std::vector<Link>(4, Link{1e11, 1e-6}), Link{1e9, 1e-6});
+  std::vector<Configuration> plan = data_parallel(net.g, 4);
+  // n2 c2: the channel coordinate is the tile's lowest digit, so the replica groups are
+  // tiles {0, 2} and {1, 3}, here devices {0, 2} and {1, 3}.
+  Degrees n2c2;
+  n2c2.d = {2, 2, 1, 1};
+  plan[static_cast<size_t>(net.fc1)] = Configuration{n2c2, {0, 1, 2, 3}};
+  const CostModel model(net.g, devices, SyncOptions{SyncScheme::kRingAllReduce, true, int64_t{1} << 30});
+  const std::vector<SyncJob> jobs = sync_jobs(model, plan);
+  ASSERT_EQ(jobs.size(), 3u);
+  const int64_t fc2_bytes = parameter_count(net.g, net.g.layer(net.fc2)) * 4;
+  const int64_t fc1_shard_bytes = parameter_count(net.g, net.g.layer(net.fc1)) * 4 / 2;
+  for (const SyncJob& job : jobs) {
+    EXPECT_EQ(job.after_layer, -1);
+    if (job.devices.size() == 4) {
+      // Alone on both nodes' NICs.
+      ExpectSeconds(job.time_s, model.all_reduce(job.devices, static_cast<double>(fc2_bytes), {1, 1}).time_s);
+    } else {
+      ASSERT_EQ(job.devices.size(), 2u);
+      EXPECT_FALSE(devices.same_node(job.devices[0], job.devices[1]));
+      // Beside the other fc1 group, not also beside fc2's bucket (which would be {3, 3}).
+      ExpectSeconds(job.time_s, model.all_reduce(job.devices, static_cast<double>(fc1_shard_bytes), {2, 2}).time_s);
+    }
+  }
+}
+
 TEST(StepTimeline, ParameterServersSyncEachLayerOnItsOwn) {
   const TwoLayerNet net;
   const DeviceGraph devices = two_gpus();

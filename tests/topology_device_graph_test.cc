@@ -135,7 +135,7 @@ TEST(BuildDeviceGraphTest, NodesAreCopiesOfThePricedNode) {
   EXPECT_EQ(graph.device_count(), 12);
   EXPECT_EQ(graph.gpus_per_node(), 4);
   EXPECT_DOUBLE_EQ(graph.link(4, 7).bandwidth, 150e9);  // inside node 1
-  EXPECT_DOUBLE_EQ(graph.link(0, 4).bandwidth, 50e9);   // across nodes: one 400 Gb/s port
+  EXPECT_DOUBLE_EQ(graph.link(0, 4).bandwidth, 45e9);   // across nodes: one 400 Gb/s port, 90 % over RDMA
   EXPECT_DOUBLE_EQ(graph.device().peak_flops, 989.4e12);
   EXPECT_EQ(graph.device().bytes_per_element, 2);
   EXPECT_EQ(graph.device().model, "NVIDIA H100 80GB HBM3");

@@ -61,6 +61,9 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
       } else if (key == "bf16_tflops") {
         gpu.model.bf16_flops = read_number(node, path, key) * kTera;
         require_non_negative(gpu.model.bf16_flops / kTera, key);
+      } else if (key == "fp16_tflops") {
+        gpu.model.fp16_flops = read_number(node, path, key) * kTera;
+        require_non_negative(gpu.model.fp16_flops / kTera, key);
       } else if (key == "memory_gbytes_per_s") {
         gpu.model.memory_bandwidth = read_number(node, path, key) * kGiga;
         require_positive(gpu.model.memory_bandwidth / kGiga, key);
@@ -102,6 +105,8 @@ void read_fabric(const toml::table& table, const std::string& path, FabricConfig
         require_non_negative(fabric.latency_us, key);
       } else if (key == "nics_per_node") {
         fabric.nics_per_node = read_int(node, path, key);
+      } else if (key == "transport") {
+        fabric.transport = parse_fabric(read_string(node, path, key));
       } else {
         unknown_key(node, path, "fabric." + key);
       }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "topology/device_graph.h"
+#include "topology/fabric.h"
 #include "topology/gpu_catalog.h"
 
 namespace layerplan {
@@ -26,6 +27,9 @@ struct FabricConfig {
   double latency_us = 5.0;
   // NICs a node uses; 0 counts the node's active InfiniBand/RoCE/EFA interfaces.
   int nics_per_node = 0;
+  // rdma (InfiniBand, RoCE) or tcp: the network's bandwidth is the NICs' rate times the share
+  // this transport reaches (fabric_bus_share()).
+  Fabric transport = Fabric::kRdma;
 };
 
 // How links inside a node are priced where no NVLink figure exists.
@@ -33,7 +37,7 @@ struct NodeLinkConfig {
   double intra_latency_us = 5.0;
   double pcie_efficiency = 0.76;      // share of the PCIe link speed a GPU copy reaches (NCCL: 12/15.75)
   double inter_socket_gbytes = 10.0;  // one way across the sockets' link (NCCL's UPI figure)
-  double compute_efficiency = 0.7;
+  double compute_efficiency = 0.85;
   double kernel_overhead_us = 5.0;
   Precision precision = Precision::kFp32;
   // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).

@@ -65,12 +65,16 @@ ClusterSpec cluster_from_table(const toml::table& root, const std::string& path,
       at([&] { spec.inter_bandwidth_gbits = read_number(node, path, key); });
     else if (key == "inter_node_latency_us")
       at([&] { spec.inter_latency_us = read_number(node, path, key); });
+    else if (key == "fabric")
+      at([&] { spec.fabric = parse_fabric(read_string(node, path, key)); });
     else if (key == "nics_per_node")
       at([&] { spec.nics_per_node = read_int(node, path, key); });
     else if (key == "compute_efficiency")
       at([&] { spec.compute_efficiency = read_number(node, path, key); });
     else if (key == "kernel_overhead_us")
       at([&] { spec.kernel_overhead_us = read_number(node, path, key); });
+    else if (key == "kernel_shapes")
+      at([&] { spec.kernel_shapes = read_bool(node, path, key); });
     else if (key == "gpu_memory_gib")
       at([&] { spec.gpu_memory_gib = read_number(node, path, key); });
     else if (key == "gpu_memory_reserve_gib")
@@ -103,10 +107,14 @@ DeviceGraph build_device_graph(const ClusterSpec& spec) {
   device.memory_reserve_bytes = spec.gpu_memory_reserve_gib * kGiB;
   device.compute_efficiency = spec.compute_efficiency;
   device.kernel_overhead_s = spec.kernel_overhead_us * 1e-6;
-  device.bytes_per_element = spec.precision == Precision::kBf16 ? 2 : 4;
+  device.bytes_per_element = precision_element_bytes(spec.precision);
+  device.tensor_cores = model.tensor_cores(spec.precision);
+  device.kernel_shape_model = spec.kernel_shapes;
+  device.memory_efficiency = spec.kernel_shapes ? kDefaultGpuMemoryEfficiency : 1.0;
   const Link intra{spec.intra_bandwidth_gbytes.value_or(model.nvlink_pair_bandwidth / 1e9) * 1e9,
                    spec.intra_latency_us * 1e-6};
-  const Link network{spec.inter_bandwidth_gbits / 8.0 * 1e9 * spec.nics_per_node, spec.inter_latency_us * 1e-6};
+  const Link network{spec.inter_bandwidth_gbits / 8.0 * 1e9 * spec.nics_per_node * fabric_bus_share(spec.fabric),
+                     spec.inter_latency_us * 1e-6};
   const auto g = static_cast<size_t>(spec.gpus_per_node);
   return DeviceGraph(spec.nodes, spec.gpus_per_node, device, std::vector<Link>(g * g, intra), network);
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "topology/device_graph.h"
+#include "topology/fabric.h"
 #include "topology/gpu_catalog.h"
 
 namespace layerplan {
@@ -22,8 +23,15 @@ struct ClusterSpec {
   double inter_bandwidth_gbits = 100.0;  // per NIC, one way
   double inter_latency_us = 5.0;
   int nics_per_node = 1;
-  double compute_efficiency = 0.7;  // fraction of peak FLOP/s that large kernels reach
-  double kernel_overhead_us = 5.0;  // per kernel launch
+  // How the NICs carry collectives; the network's bandwidth is the line rate times the
+  // share this fabric reaches (fabric_bus_share()).
+  Fabric fabric = Fabric::kRdma;
+  double compute_efficiency = 0.85;  // fraction of peak FLOP/s the largest GEMMs reach
+  double kernel_overhead_us = 5.0;   // per kernel launch
+  // Price GEMM layers by their shape and memory-bound kernels at the achieved share of HBM
+  // bandwidth (Device::kernel_shape_model); false: a bare roofline, for devices that stand
+  // for something other than a GPU's kernels (bench/cpu_like_4_devices.toml).
+  bool kernel_shapes = true;
   // Each GPU's memory, GiB; unset means the GPU model's figure.
   std::optional<double> gpu_memory_gib;
   // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).

@@ -12,6 +12,10 @@ namespace layerplan {
 // The memory a plan leaves free on every GPU unless configured otherwise: the CUDA
 // context, library handles and workspaces, communicator buffers, allocator slack.
 inline constexpr double kDefaultMemoryReserveGib = 2.0;
+// The share of peak HBM bandwidth memory-bound kernels (element-wise, pooling, batch norm,
+// copies) reach on a GPU: a STREAM-like triad (BabelStream) reaches about 0.85-0.9 of it on
+// V100 and A100 (docs/cost-model.md, "Compute").
+inline constexpr double kDefaultGpuMemoryEfficiency = 0.85;
 
 // What the cost model needs to know about one GPU.
 struct Device {
@@ -23,6 +27,11 @@ struct Device {
   double compute_efficiency = 1.0;    // fraction of peak reached by large kernels
   double kernel_overhead_s = 0.0;     // fixed cost of launching one kernel
   int64_t bytes_per_element = 4;      // 4 for fp32/tf32 training, 2 for bf16
+  double memory_efficiency = 1.0;     // share of memory_bandwidth memory-bound kernels reach
+  // Price convolutions and fully-connected layers by their GEMM shape (planner/kernel_efficiency.h);
+  // off, a bare roofline at compute_efficiency (synthetic devices of unit tests).
+  bool kernel_shape_model = false;
+  bool tensor_cores = false;  // the precision's GEMMs run on tensor cores (GpuModel::tensor_cores)
 };
 
 // A one-directional path between two devices.

@@ -123,7 +123,10 @@ DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const
   device.memory_reserve_bytes = config.node.gpu_memory_reserve_gib * kGiB;
   device.compute_efficiency = config.node.compute_efficiency;
   device.kernel_overhead_s = config.node.kernel_overhead_us * 1e-6;
-  device.bytes_per_element = config.node.precision == Precision::kBf16 ? 2 : 4;
+  device.bytes_per_element = precision_element_bytes(config.node.precision);
+  device.tensor_cores = figures.tensor_cores(config.node.precision);
+  device.kernel_shape_model = true;
+  device.memory_efficiency = kDefaultGpuMemoryEfficiency;
   const int g = priced_node.gpu_count();
   std::vector<Link> intra(static_cast<size_t>(g * g));
   for (int a = 0; a < g; ++a) {
@@ -133,7 +136,9 @@ DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const
     }
   }
   const NetworkEstimate network = estimate_network(priced_node, config.fabric);
-  return DeviceGraph(nodes, g, device, std::move(intra), Link{network.gbytes * kGiga, config.fabric.latency_us * 1e-6});
+  return DeviceGraph(
+      nodes, g, device, std::move(intra),
+      Link{network.gbytes * kGiga * fabric_bus_share(config.fabric.transport), config.fabric.latency_us * 1e-6});
 }
 
 }  // namespace layerplan
