@@ -166,12 +166,13 @@ TEST(CliPlan, ReportsTheTimelineAndTheAdditiveStepWithAndWithoutOverlap) {
 }
 
 // --mode picks what is reported and written: auto the fastest by the timeline (VGG-16 on 16
-// P100: data parallel, its fc buckets hidden behind the conv layers' backward), layerwise the
-// searched plan, data/model/owt a baseline.
+// P100: the searched plan, 231 ms against data parallelism's 237, whose 94 ms of fc buckets
+// are no longer all hidden behind the backward of Winograd-priced convolutions), layerwise
+// the searched plan, data/model/owt a baseline.
 TEST(CliPlan, ModeChoosesTheReportedStrategy) {
   ScratchDir dir;
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"auto", "data parallel"}, {"layerwise", "layer-wise"}, {"owt", "owt"}};
+      {"auto", "layer-wise"}, {"data", "data parallel"}, {"layerwise", "layer-wise"}, {"owt", "owt"}};
   for (const auto& [mode, strategy] : cases) {
     const fs::path file = dir.path() / (mode + ".json");
     const Outcome r = run({"plan", "--model", "vgg16", "--gpus", "16", "--mode", mode, "--json", file.string()});
@@ -228,7 +229,7 @@ TEST(CliGpus, ListsP100ThroughH200InOrder) {
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(r.err, "");
   const std::vector<std::string> lines = lines_of(r.out);
-  const std::vector<std::string> names = {"p100", "v100", "t4", "a100", "h100", "h200"};
+  const std::vector<std::string> names = {"p100", "p100-pcie", "v100", "t4", "a100", "h100", "h200"};
   ASSERT_EQ(lines.size(), names.size() + 1) << r.out;
   for (size_t i = 0; i < names.size(); ++i) EXPECT_THAT(lines[i + 1], StartsWith(names[i] + " "));
   EXPECT_THAT(lines[1], HasSubstr("Tesla P100"));
