@@ -16,6 +16,7 @@
 #include "planner/deadline.h"
 #include "planner/memory_fit.h"
 #include "planner/mixed_candidates.h"
+#include "planner/node_prefixes.h"
 #include "planner/timeline_objective.h"
 #include "planner/timeline_search.h"
 
@@ -90,25 +91,14 @@ void choose_by_timeline(Plan& plan, const DeviceGraph& devices, const std::strin
   }
   if (!memory_reason.empty()) plan.warning = memory_reason + "; using a slower layer-wise plan that fits";
   std::vector<const StrategyCost*> candidates{&plan.layer_wise};
-  for (const auto* group : {&plan.baselines, &plan.mixed}) {
-    for (const StrategyCost& s : *group) {
-      if (fits_memory(s, plan.usable_memory_bytes)) candidates.push_back(&s);
-    }
+  for (const auto* group : {&plan.baselines, &plan.mixed, &plan.node_prefixes}) {
+    for (const StrategyCost& s : *group) candidates.push_back(&s);
   }
-  // The first of equals: the searched plan, then the baselines in their order.
-  const StrategyCost* fastest = *std::min_element(
-      candidates.begin(), candidates.end(), [](const auto* a, const auto* b) { return a->step_s() < b->step_s(); });
-  plan.chosen = *fastest;
-  const StrategyCost& data = plan.baselines.front();
-  if (fastest == &data || !fits_memory(data, plan.usable_memory_bytes) ||
-      fastest->step_s() < (1.0 - plan.min_gain) * data.step_s()) {
-    return;
-  }
-  plan.chosen = data;
-  if (fastest->step_s() < data.step_s()) {
-    plan.set_aside_name = fastest->name;
-    plan.set_aside_step_s = fastest->step_s();
-  }
+  const MarginChoice choice =
+      choose_with_margin(candidates, plan.baselines.front(), plan.min_gain, plan.usable_memory_bytes);
+  plan.chosen = *choice.chosen;  // the searched plan fits, so something does
+  plan.set_aside_name = choice.set_aside_name;
+  plan.set_aside_step_s = choice.set_aside_step_s;
 }
 
 std::string budget_reason(double budget_s) {
@@ -384,8 +374,18 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
     throw std::logic_error("search cost " + std::to_string(result.cost) + " differs from priced plan " +
                            std::to_string(plan.layer_wise.additive_s()));
   }
+  if (options.node_prefixes) {
+    PlanOptions within = options;  // the sub-plans share what is left of the time budget
+    if (options.time_budget_s) {
+      within.time_budget_s =
+          std::max(0.0, *options.time_budget_s - std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    plan.node_prefixes = node_prefix_candidates(graph, devices, model, within);
+  }
   std::vector<const StrategyCost*> rated;
-  for (const StrategyCost& b : plan.baselines) rated.push_back(&b);
+  for (const auto* group : {&plan.baselines, &plan.node_prefixes}) {
+    for (const StrategyCost& s : *group) rated.push_back(&s);
+  }
   if (!search_on_timeline(model, search, options, plan, rated)) {
     plan.timed_out = true;
     fall_back_to_baseline(plan, devices, budget_reason(options.time_budget_s.value_or(0)));
@@ -407,7 +407,9 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
     }
   }
   plan.search_s = std::chrono::duration<double>(Clock::now() - start).count();
+  label_data_parallel(plan.layer_wise, devices);
   choose_by_timeline(plan, devices, reason);
+  record_idle_devices(plan, graph, devices, options);
   return plan;
 }
 

@@ -121,6 +121,9 @@ struct Plan {
   std::vector<StrategyCost> baselines;  // data parallel, model parallel, owt
   // The search's plan mixed with data parallelism (mixed_candidates.h), rated beside it.
   std::vector<StrategyCost> mixed;
+  // Data parallelism and the search's plan on the first nodes of the job, priced on all of
+  // it (node_prefixes.h), rated beside the others.
+  std::vector<StrategyCost> node_prefixes;
   std::vector<int> space_sizes;    // configurations considered per layer
   std::vector<int> unit_of_layer;  // search node of each layer (fused element-wise layers share one)
   SearchStats search_stats;

@@ -73,6 +73,7 @@ double slowed_end(double start, double work_s, const std::vector<SyncJob>& jobs,
 StepTimeline lay_out_step(const std::vector<LayerSpan>& layers, const std::vector<SyncJob>& jobs, bool overlap,
                           int device_count) {
   StepTimeline out;
+  out.overlap = overlap;
   for (const LayerSpan& l : layers) {
     out.forward_s += l.forward_s;
     out.backward_s += l.backward_s;

@@ -50,6 +50,7 @@ struct SyncSpan {
 
 struct StepTimeline {
   double step_s = 0.0;
+  bool overlap = true;          // the all-reduces overlapped the backward (lay_out_step's `overlap`)
   double forward_s = 0.0;       // Σ forward spans
   double backward_s = 0.0;      // Σ backward spans
   double sync_s = 0.0;          // Σ all-reduce times, as if back to back

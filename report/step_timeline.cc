@@ -112,11 +112,23 @@ StepTimeline step_timeline(const ModelGraph& graph, const StrategyCost& cost, in
     const Layer& layer = graph.layer(id);
     const LayerCost& row = cost.layers[static_cast<size_t>(id)];
     if (static_cast<size_t>(id) < backward_start.size()) now = backward_start[static_cast<size_t>(id)];
+    // All-reduces running beside the backward slow it (docs/cost-model.md, "Overlap and its
+    // costs"): the layer's span then lasts until the next one begins, and its phases stretch.
     const double backward_compute_s = row.compute_s - row.forward_compute_s;
-    add(compute_phase(layer, row, now, backward_compute_s));
-    now += backward_compute_s;
-    if (row.transfer_s > 0) add(half_transfer(graph, layer, cost, now));
-    now += row.transfer_s / 2;
+    const double nominal = backward_compute_s + row.transfer_s / 2;
+    double stretch = 1.0;
+    // (Without overlap the backward waits for the all-reduces instead: a gap, not a stretch.)
+    if (cost.timeline.overlap && id > 0 && static_cast<size_t>(id) < backward_start.size() && nominal > 0) {
+      stretch = std::max(1.0, (backward_start[static_cast<size_t>(id) - 1] - now) / nominal);
+    }
+    add(compute_phase(layer, row, now, backward_compute_s * stretch));
+    now += backward_compute_s * stretch;
+    if (row.transfer_s > 0) {
+      TimelinePhase back = half_transfer(graph, layer, cost, now);
+      back.duration_s *= stretch;
+      add(std::move(back));
+    }
+    now += row.transfer_s / 2 * stretch;
   }
   for (const SyncSpan& span : cost.timeline.spans) add(sync_phase(span));
   std::stable_sort(timeline.phases.begin(), timeline.phases.end(),

@@ -129,7 +129,7 @@ TEST_P(PaperClusterPlan, LayerWiseIsNeverWorseThanAnyBaseline) {
   const Plan plan = make_plan(graph, paper_devices(gpus, per_node));
   EXPECT_FALSE(plan.timed_out);
   EXPECT_EQ(plan.warning, "");
-  EXPECT_EQ(plan.layer_wise.name, "layer-wise");
+  EXPECT_THAT(plan.layer_wise.name, ::testing::AnyOf("layer-wise", "data parallel on every layer"));
   EXPECT_EQ(plan.model, name);
   EXPECT_EQ(plan.batch, kImagesPerGpu * gpus);
   ASSERT_EQ(plan.baselines.size(), 3u);
@@ -139,16 +139,21 @@ TEST_P(PaperClusterPlan, LayerWiseIsNeverWorseThanAnyBaseline) {
   ASSERT_EQ(plan.chosen.layers.size(), static_cast<size_t>(graph.size()));
   ASSERT_EQ(plan.layer_wise.layers.size(), static_cast<size_t>(graph.size()));
   EXPECT_GT(plan.chosen.step_s(), 0.0);
-  // The search's plan is the optimum of the additive objective, which every baseline is a
-  // point of; the chosen plan is the fastest of the candidates by the timeline.
+  // The search minimises the timeline and is seeded with every baseline and mix, so its plan
+  // is never slower than any of them; the chosen plan is that one, or data parallelism when
+  // the searched plan does not beat it by more than the simplicity margin.
+  const double margin = (1 - plan.min_gain) * plan.baselines.front().step_s();
   for (const StrategyCost& b : plan.baselines) {
-    EXPECT_LE(plan.layer_wise.additive_s(), b.additive_s() + tolerance(b.additive_s())) << b.name;
-    EXPECT_LE(plan.chosen.step_s(), b.step_s()) << b.name;
+    EXPECT_LE(plan.layer_wise.step_s(), b.step_s() * (1 + 1e-12)) << b.name;
+    EXPECT_LE(plan.lower_bound_s, b.step_s() * (1 + 1e-12)) << b.name;
   }
-  EXPECT_LE(plan.chosen.step_s(), plan.layer_wise.step_s());
-  for (const StrategyCost& m : plan.mixed) EXPECT_LE(plan.chosen.step_s(), m.step_s()) << m.name;
-  // A baseline is chosen only when it is faster by the timeline, and the report says so.
-  EXPECT_EQ(plan.chosen.name == "layer-wise", plan.note.empty()) << plan.note;
+  for (const StrategyCost& m : plan.mixed) EXPECT_LE(plan.layer_wise.step_s(), m.step_s() * (1 + 1e-12)) << m.name;
+  if (plan.layer_wise.step_s() < margin) {
+    EXPECT_EQ(plan.chosen.step_s(), plan.layer_wise.step_s());
+    EXPECT_EQ(plan.set_aside_name, "");
+  } else {
+    EXPECT_EQ(plan.chosen.name, "data parallel");
+  }
 }
 
 TEST_P(PaperClusterPlan, PricingTheChosenConfigurationsGivesTheReportedStepTime) {
@@ -642,9 +647,11 @@ TEST(Timeline, ThePlanIsNeverSlowerThanAnyBaselineByTheTimelineOnManyNodes) {
       options.overlap = overlap;
       const Plan plan = make_plan(graph, h100_devices(4), options);
       ASSERT_EQ(plan.layer_wise.layers.size(), static_cast<size_t>(graph.size()));
-      for (const StrategyCost& b : plan.baselines) EXPECT_LE(plan.chosen.step_s(), b.step_s()) << b.name;
-      EXPECT_LE(plan.chosen.step_s(), plan.layer_wise.step_s());
-      EXPECT_EQ(plan.chosen.name == "layer-wise", plan.note.empty()) << plan.note;
+      for (const StrategyCost& b : plan.baselines) {
+        EXPECT_LE(plan.layer_wise.step_s(), b.step_s() * (1 + 1e-12)) << b.name;
+      }
+      EXPECT_LE(plan.chosen.step_s(), plan.baselines.front().step_s() * (1 + 1e-12));
+      EXPECT_LE((1 - plan.min_gain) * plan.chosen.step_s(), plan.layer_wise.step_s() * (1 + 1e-12));
       EXPECT_EQ(plan.overlap, overlap);
     }
   }
@@ -676,16 +683,16 @@ TEST(MixedCandidates, CutAtTheFirstFullyConnectedLayerEitherWay) {
   EXPECT_TRUE(mixed_candidates(build_zoo_model("lenet5", 8), {}, {}).empty());
 }
 
-// VGG-16 at 2 images per GPU on the paper's cluster: the convolutions data parallel and the
-// classifier as searched beat both the searched plan and every baseline by the timeline.
-TEST(MixedCandidates, AMixFasterByMoreThanOnePercentIsChosenAndSaysSo) {
+// VGG-16 at 2 images per GPU on the paper's cluster: the search's plan mixed with data
+// parallelism either way is rated, and the searched plan is never slower than its mixes.
+TEST(MixedCandidates, TheSearchedPlanIsNeverSlowerThanItsMixes) {
   const ModelGraph graph = build_zoo_model("vgg16", 32);
-  const Plan plan = make_plan(graph, paper_devices(16));
-  ASSERT_EQ(plan.mixed.size(), 2u);
-  EXPECT_EQ(plan.chosen.name, "layer-wise, data-parallel features");
-  EXPECT_LT(plan.chosen.step_s(), 0.99 * plan.layer_wise.step_s());
-  for (const StrategyCost& b : plan.baselines) EXPECT_LT(plan.chosen.step_s(), 0.99 * b.step_s()) << b.name;
-  EXPECT_THAT(plan.note, HasSubstr("using layer-wise, data-parallel features"));
+  PlanOptions options;
+  options.min_gain = 0;
+  const Plan plan = make_plan(graph, paper_devices(16), options);
+  ASSERT_FALSE(plan.mixed.empty());
+  for (const StrategyCost& m : plan.mixed) EXPECT_LE(plan.layer_wise.step_s(), m.step_s() * (1 + 1e-12)) << m.name;
+  EXPECT_EQ(plan.chosen.step_s(), plan.layer_wise.step_s());
   // Pricing its configurations again gives its step.
   const StrategyCost again = price_strategy(CostModel(graph, paper_devices(16)), "again", configs_of(plan.chosen));
   EXPECT_NEAR(again.step_s(), plan.chosen.step_s(), tolerance(plan.chosen.step_s()));

@@ -70,7 +70,10 @@ TEST(StepTimeline, PhasesCoverTheStepAndAddUpToTheTimeline) {
       }
       EXPECT_NEAR(covered, s->step_s(), 1e-12) << s->name;
       EXPECT_NEAR(t.step_s, s->step_s(), 1e-12) << s->name;
-      EXPECT_NEAR(path, s->timeline.forward_s + s->timeline.backward_s, 1e-12) << s->name;
+      // The backward's phases stretch where all-reduces slow it; that is part of the exposed sync.
+      EXPECT_GE(path, (s->timeline.forward_s + s->timeline.backward_s) * (1 - 1e-12)) << s->name;
+      EXPECT_LE(path, (s->timeline.forward_s + s->timeline.backward_s + s->timeline.exposed_sync_s) * (1 + 1e-12))
+          << s->name;
       EXPECT_NEAR(sync, s->timeline.sync_s, 1e-12) << s->name;
     }
   }
