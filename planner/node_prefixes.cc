@@ -42,6 +42,7 @@ bool same_configurations(const StrategyCost& a, const std::vector<Configuration>
 void add_searched_prefix(std::vector<StrategyCost>& out, const ModelGraph& graph, const DeviceGraph& prefix,
                          const CostModel& full_model, PlanOptions options) {
   options.node_prefixes = false;
+  options.refine_timeline = false;
   Plan plan;
   try {
     plan = make_plan(graph, prefix, options);
@@ -85,13 +86,21 @@ std::string nodes_text(int nodes, int gpus_per_node) {
 }
 
 std::vector<StrategyCost> node_prefix_candidates(const ModelGraph& graph, const DeviceGraph& devices,
-                                                 const CostModel& full_model, const PlanOptions& options) {
+                                                 const CostModel& full_model, const PlanOptions& options,
+                                                 double beat_s) {
   std::vector<StrategyCost> out;
   if (graph.size() == 0) return out;
   for (int k : prefix_node_counts(graph.layer(0).output.n(), devices)) {
     const DeviceGraph prefix = first_nodes(devices, k);
-    out.push_back(price_strategy(full_model, "data parallel on " + nodes_text(k, devices.gpus_per_node()),
-                                 data_parallel(graph, prefix.device_count()), options.memory));
+    const std::vector<Configuration> data = data_parallel(graph, prefix.device_count());
+    // Its compute alone is a lower bound on its step: past `beat_s`, pricing its moves and
+    // all-reduces (the costly part on large jobs) cannot make it a choice.
+    double compute_s = 0;
+    for (const Layer& l : graph.layers()) compute_s += full_model.compute_time(l, data[static_cast<size_t>(l.id)]);
+    if (compute_s < beat_s) {
+      out.push_back(price_strategy(full_model, "data parallel on " + nodes_text(k, devices.gpus_per_node()), data,
+                                   options.memory));
+    }
     if (prefix.device_count() <= kMaxSearchedPrefixDevices) {
       add_searched_prefix(out, graph, prefix, full_model, options);
     }
@@ -117,7 +126,7 @@ IdleDevices idle_devices_of(const StrategyCost& strategy, const ModelGraph& grap
   out.used_nodes = static_cast<int>(nodes.size());
   if (out.used_nodes == out.job_nodes) return out;
   const DeviceGraph kept = first_nodes(devices, out.used_nodes);
-  const CostModel model(graph, kept, options.sync_options());
+  const CostModel model(graph, kept, options.sync_options(), options.profile);
   out.used_nodes_step_s =
       price_strategy(model, strategy.name, on_kept_nodes(configs, nodes, devices.gpus_per_node()), options.memory)
           .step_s();

@@ -11,6 +11,7 @@
 // beats it by more than a margin: a plan within the cost model's error of it is not worth
 // its complexity.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,15 @@ std::string nodes_text(int nodes, int gpus_per_node);
 // to data parallelism on its nodes is left out (already rated), and so is one that no
 // plan on those nodes fits (make_plan() throws). Whether a candidate fits in memory is the
 // chooser's to check. The search runs on prefixes of up to kMaxSearchedPrefixDevices GPUs
-// only; larger ones rate data parallelism alone (the CPU time of a plan at 1024 GPUs).
+// only, without its local search and branch and bound (PlanOptions::refine_timeline);
+// larger ones rate data parallelism alone (the CPU time of a plan at 1024 GPUs).
 // Each sub-plan runs with options.time_budget_s as given: pass what is left of the budget.
+// Data parallelism on k nodes is left out when its compute alone takes `beat_s` or more
+// (the step of a plan already rated, which it then cannot beat).
 std::vector<StrategyCost> node_prefix_candidates(const ModelGraph& graph, const DeviceGraph& devices,
-                                                 const CostModel& full_model, const PlanOptions& options);
-inline constexpr int kMaxSearchedPrefixDevices = 32;
+                                                 const CostModel& full_model, const PlanOptions& options,
+                                                 double beat_s = std::numeric_limits<double>::infinity());
+inline constexpr int kMaxSearchedPrefixDevices = 16;
 
 // What a strategy leaves idle on the job of `devices`.
 struct IdleDevices {

@@ -230,7 +230,10 @@ bool search_on_timeline(const CostModel& model, SearchOutcome& search, const Pla
     seeds.push_back(objective.choice_of(c.configs));
   }
   for (const StrategyCost* s : rated) seeds.push_back(objective.choice_of(configurations_of(*s)));
-  const TimelineSearchResult found = search_timeline(search.costs, search.parts, objective, seeds, search.search);
+  TimelineSearchLimits limits;
+  if (!options.refine_timeline) limits = {{}, 0, 0};
+  const TimelineSearchResult found =
+      search_timeline(search.costs, search.parts, objective, seeds, search.search, limits);
   plan.timeline_search = {found.solves, found.rated};
   if (found.timed_out) return false;
   StrategyCost best = price_strategy(model, "layer-wise", objective.configurations(found.choice), options.memory);
@@ -380,7 +383,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
       within.time_budget_s =
           std::max(0.0, *options.time_budget_s - std::chrono::duration<double>(Clock::now() - start).count());
     }
-    plan.node_prefixes = node_prefix_candidates(graph, devices, model, within);
+    plan.node_prefixes = node_prefix_candidates(graph, devices, model, within, plan.baselines.front().step_s());
   }
   std::vector<const StrategyCost*> rated;
   for (const auto* group : {&plan.baselines, &plan.node_prefixes}) {

@@ -89,6 +89,10 @@ struct PlanOptions {
   // Also rate data parallelism and the search on every power-of-two prefix of the job's
   // nodes (docs/planner.md, "Sub-cluster candidates"); off inside those plans themselves.
   bool node_prefixes = true;
+  // The timeline search's local search and branch and bound (timeline_search.h); off, only
+  // its seeds and parametric searches are rated (the sub-cluster plans, to keep them cheap),
+  // and the lower bound is the sync-free optimum.
+  bool refine_timeline = true;
 
   // Measured kernel times of the plan's GPU model at its precision (model/profile_db.h,
   // docs/cost-model.md, "Measured profiles"); they replace the compute model where they

@@ -6,9 +6,6 @@
 #include <utility>
 
 #include "planner/memory_fit.h"
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 namespace layerplan {
 
@@ -62,13 +59,8 @@ class TimelineSearch {
         root.solution = r.choice;
       }
     }
-    auto t0 = std::chrono::steady_clock::now();
     improve_locally();
-    auto t1 = std::chrono::steady_clock::now();
-    auto r = branch_and_bound(std::move(root));
-    auto t2 = std::chrono::steady_clock::now();
-    if (std::getenv("LP_DEBUG")) std::fprintf(stderr, "local %.3f s bnb %.3f s solves %d rated %ld best %.6f lb %.6f proven %d\n", std::chrono::duration<double>(t1-t0).count(), std::chrono::duration<double>(t2-t1).count(), r.solves, (long)r.rated, r.step_s, r.lower_bound_s, (int)r.proven_optimal);
-    return r;
+    return branch_and_bound(std::move(root));
   }
 
  private:
@@ -128,9 +120,7 @@ class TimelineSearch {
     int64_t made = 1;
     while (!queue.empty()) {
       if (queue.top().bound >= out_.step_s * (1.0 - kRounding)) return finish(true, out_.step_s);
-      if (work_done_ >= std::max(limits_.work_entries, limits_.work_solves * entries_)) {
-        return finish(false, queue.top().bound);
-      }
+      if (work_done_ >= limits_.work_entries) return finish(false, queue.top().bound);
       Part part = queue.top();
       queue.pop();
       if (part.solution.empty()) {

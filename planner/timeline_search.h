@@ -25,12 +25,11 @@ namespace layerplan {
 struct TimelineSearchLimits {
   // The sync weights of step 1, the last of them 0 (its optimum is the root of step 3).
   std::vector<double> sync_weights = {0.25, 0.0};
-  // The branch and bound stops after its exact searches have visited more table entries in
-  // all than the larger of these (each search visits every entry of the cost graph about
-  // once): thousands of searches on small graphs, a few on large ones, whose searches
-  // take a tenth of a second each.
+  // The branch and bound stops once its exact searches have visited this many table entries
+  // in all (each search visits every entry of the cost graph about once): thousands of
+  // searches on small graphs, one to three on the zoo's at 64 GPUs and more, where each
+  // takes a tenth of a second or more.
   int64_t work_entries = int64_t{4} << 20;
-  int64_t work_solves = 2;
   int local_passes = 4;  // over all units
 };
 

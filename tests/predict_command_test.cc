@@ -21,10 +21,10 @@ using ::testing::HasSubstr;
 // split by channels over all devices, on 4 devices fc2 and relu4 too, the rest on device 0.
 fs::path lenet_plan(const ScratchDir& dir, int devices) {
   const fs::path file = dir.path() / ("lenet-" + std::to_string(devices) + ".json");
-  const Outcome r = run({"plan", "--model", "lenet5", "--batch", "32", "--cluster",
-                         std::string(LAYERPLAN_SOURCE_DIR) + "/bench/cpu_like_4_devices.toml", "--gpus",
-                         std::to_string(devices), "--gpus-per-node", std::to_string(devices), "--json", file.string(),
-                         "--mode", "data"});
+  const Outcome r =
+      run({"plan", "--model", "lenet5", "--batch", "32", "--cluster",
+           std::string(LAYERPLAN_SOURCE_DIR) + "/bench/cpu_like_4_devices.toml", "--gpus", std::to_string(devices),
+           "--gpus-per-node", std::to_string(devices), "--json", file.string(), "--mode", "data"});
   EXPECT_EQ(r.exit_code, 0) << describe(r);
   nlohmann::json plan = nlohmann::json::parse(read_text(file));
   std::vector<int> all(static_cast<size_t>(devices));

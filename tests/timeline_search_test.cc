@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -100,7 +99,8 @@ double space_size(const ModelGraph& g, const DeviceGraph& d) {
 double brute_force_step(const ModelGraph& g, const DeviceGraph& d, const PlanOptions& options) {
   const CostModel model(g, d, options.sync_options());
   std::vector<std::vector<Configuration>> spaces;
-  for (const Layer& l : g.layers()) spaces.push_back(enumerate_configurations(l, d.device_count(), d.gpus_per_node(), {}));
+  for (const Layer& l : g.layers())
+    spaces.push_back(enumerate_configurations(l, d.device_count(), d.gpus_per_node(), {}));
   std::vector<size_t> at(spaces.size(), 0);
   std::vector<Configuration> configs(spaces.size());
   double best = std::numeric_limits<double>::infinity();
@@ -114,16 +114,20 @@ double brute_force_step(const ModelGraph& g, const DeviceGraph& d, const PlanOpt
 }
 
 TEST(TimelineSearch, EqualsBruteForceOnRandomSmallGraphs) {
-  const std::vector<Job> jobs = {{1, 2}, {2, 1}, {1, 4}, {2, 2}, {2, 2, "h100", Precision::kBf16, 10.0},
-                                 {4, 1, "v100", Precision::kFp32, 1.0}, {1, 2, "t4"}};
+  const std::vector<Job> jobs = {{1, 2},
+                                 {2, 1},
+                                 {1, 4},
+                                 {2, 2},
+                                 {2, 2, "h100", Precision::kBf16, 10.0},
+                                 {4, 1, "v100", Precision::kFp32, 1.0},
+                                 {1, 2, "t4"}};
   std::mt19937 rng(31);
   int graphs = 0, proven = 0;
   PlanOptions options;
   options.fuse_elementwise = false;  // the brute force enumerates every layer on its own
   options.node_prefixes = false;
   options.min_gain = 0;
-  const int wanted = std::getenv("LP_GRAPHS") ? std::atoi(std::getenv("LP_GRAPHS")) : 300;
-  while (graphs < wanted) {
+  while (graphs < 300) {
     const Job& job = jobs[static_cast<size_t>(graphs) % jobs.size()];
     const DeviceGraph devices = devices_of(job);
     const int64_t batch = 4 * std::uniform_int_distribution<int>(1, 8)(rng);
