@@ -162,7 +162,10 @@ TEST_F(ReportPageTest, TimelinePhasesAddUpToEachStrategysStep) {
       ASSERT_EQ(cls.substr(0, 6), "phase ");
       (cls.rfind("phase all-reduces", 0) == 0 ? sync : path) += std::stod(attribute(rect, "data-s"));
     }
-    EXPECT_NEAR(path, s.timeline.forward_s + s.timeline.backward_s, 1e-7 * s.step_s()) << strategy;
+    // The backward's phases stretch where all-reduces slow it, within the exposed sync.
+    EXPECT_GE(path, s.timeline.forward_s + s.timeline.backward_s - 1e-7 * s.step_s()) << strategy;
+    EXPECT_LE(path, s.timeline.forward_s + s.timeline.backward_s + s.timeline.exposed_sync_s + 1e-7 * s.step_s())
+        << strategy;
     EXPECT_NEAR(sync, s.timeline.sync_s, 1e-7 * s.step_s()) << strategy;
     // Every device in exactly one row, and no row's spans beyond the step.
     std::set<int> devices;
