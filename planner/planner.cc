@@ -231,9 +231,9 @@ bool search_on_timeline(const CostModel& model, SearchOutcome& search, const Pla
   }
   for (const StrategyCost* s : rated) seeds.push_back(objective.choice_of(configurations_of(*s)));
   TimelineSearchLimits limits;
-  if (!options.refine_timeline) limits = {{}, 0, 0};
-  const TimelineSearchResult found =
-      search_timeline(search.costs, search.parts, objective, seeds, search.search, limits);
+  if (!options.refine_timeline) limits = {{}, 0, 0, 0};
+  const TimelineSearchResult found = search_timeline(search.costs, search.parts, objective, seeds, search.search,
+                                                     limits, int64_t{graph.size()} * model.devices().device_count());
   plan.timeline_search = {found.solves, found.rated};
   if (found.timed_out) return false;
   StrategyCost best = price_strategy(model, "layer-wise", objective.configurations(found.choice), options.memory);

@@ -37,8 +37,14 @@ struct LaterPart {
 class TimelineSearch {
  public:
   TimelineSearch(CostGraph& costs, const CostGraphParts& parts, TimelineObjective& objective,
-                 const SearchOptions& search, const TimelineSearchLimits& limits)
-      : costs_(costs), nodes_(costs.node_cost), parts_(parts), objective_(objective), search_(search), limits_(limits) {
+                 const SearchOptions& search, const TimelineSearchLimits& limits, int64_t plan_size)
+      : plan_size_(std::max<int64_t>(1, plan_size)),
+        costs_(costs),
+        nodes_(costs.node_cost),
+        parts_(parts),
+        objective_(objective),
+        search_(search),
+        limits_(limits) {
     candidates_.resize(costs.node_cost.size());
     for (const std::vector<double>& n : costs.node_cost) entries_ += static_cast<int64_t>(n.size());
     for (const CostEdge& e : costs.edges) entries_ += static_cast<int64_t>(e.cost.size());
@@ -76,12 +82,15 @@ class TimelineSearch {
 
   // One unit's configuration at a time, among those of the plans rated so far.
   void improve_locally() {
+    const int64_t most = limits_.local_work / plan_size_;
+    int64_t rated = 0;
     for (int pass = 0; pass < limits_.local_passes; ++pass) {
       bool improved = false;
       for (size_t u = 0; u < candidates_.size(); ++u) {
         const std::set<int> options = candidates_[u];  // rate() may add to it
         for (const int c : options) {
           if (c == out_.choice[u]) continue;
+          if (++rated > most) return;
           std::vector<int> trial = out_.choice;
           trial[u] = c;
           const double before = out_.step_s;
@@ -156,6 +165,7 @@ class TimelineSearch {
     return out_;
   }
 
+  const int64_t plan_size_;  // (layer, device) pairs of one plan
   CostGraph& costs_;
   const std::vector<std::vector<double>> nodes_;  // the node costs as given
   const CostGraphParts& parts_;
@@ -172,8 +182,8 @@ class TimelineSearch {
 
 TimelineSearchResult search_timeline(CostGraph& costs, const CostGraphParts& parts, TimelineObjective& objective,
                                      const std::vector<std::vector<int>>& seeds, const SearchOptions& search,
-                                     const TimelineSearchLimits& limits) {
-  return TimelineSearch(costs, parts, objective, search, limits).run(seeds);
+                                     const TimelineSearchLimits& limits, int64_t plan_size) {
+  return TimelineSearch(costs, parts, objective, search, limits, plan_size).run(seeds);
 }
 
 }  // namespace layerplan

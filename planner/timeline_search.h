@@ -31,6 +31,10 @@ struct TimelineSearchLimits {
   // takes a tenth of a second or more.
   int64_t work_entries = int64_t{4} << 20;
   int local_passes = 4;  // over all units
+  // The local search stops once the plans it rated hold this many (layer, device) pairs in
+  // all: a timeline costs about one step per layer and device (its buckets), so this bounds
+  // its time: thousands of plans at 64 GPUs, hundreds at 1024.
+  int64_t local_work = int64_t{1} << 27;
 };
 
 struct TimelineSearchResult {
@@ -44,10 +48,12 @@ struct TimelineSearchResult {
 };
 
 // `costs`: the cost graph (compute + sync share per node, over-memory configurations
-// penalised; its node costs are changed during the search and restored); `parts.node_sync`: the sync share of each node
-// entry; `seeds`: unit choices to rate first. `search` carries the deadline and tied groups of the exact searches.
+// penalised; its node costs are changed during the search and restored); `parts.node_sync`:
+// the sync share of each node entry; `seeds`: unit choices to rate first. `search` carries
+// the deadline and tied groups of the exact searches. `plan_size`: the (layer, device) pairs
+// of one plan, for TimelineSearchLimits::local_work.
 TimelineSearchResult search_timeline(CostGraph& costs, const CostGraphParts& parts, TimelineObjective& objective,
                                      const std::vector<std::vector<int>>& seeds, const SearchOptions& search,
-                                     const TimelineSearchLimits& limits = {});
+                                     const TimelineSearchLimits& limits = {}, int64_t plan_size = 1);
 
 }  // namespace layerplan
