@@ -48,12 +48,12 @@ PassEfficiency CostModel::gemm_efficiency(const Layer& layer, const Configuratio
   // and the weight gradient (C_out × C_in·kh·kw, K = M), half of its FLOPs each.
   const Shape& in = graph_.input_shape(layer, 0);
   const Degrees& d = config.degrees;
-  const double n = static_cast<double>(layer.output.n() / d[0]);
-  const double c_out = static_cast<double>(layer.output.c() / d[1]);
+  // The tile's extent along `dim` (every extent divides by its degree, docs/planner.md rule 2).
+  const auto tile = [&](int dim) { return static_cast<double>(layer.output[dim]) / d[dim]; };
+  const double n = tile(0);
+  const double c_out = tile(1);
   const double window = layer.kind == LayerKind::kConv2d ? layer.window.kernel_h * layer.window.kernel_w : 1;
-  const double m = layer.kind == LayerKind::kConv2d
-                       ? n * static_cast<double>(layer.output.h() / d[2]) * static_cast<double>(layer.output.w() / d[3])
-                       : n;
+  const double m = layer.kind == LayerKind::kConv2d ? n * tile(2) * tile(3) : n;
   const double c_in =
       layer.kind == LayerKind::kConv2d ? static_cast<double>(in.c()) : static_cast<double>(in.c() * in.h() * in.w());
   if (winograd_applies(layer, devices_.device().tensor_cores)) {

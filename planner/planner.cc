@@ -252,6 +252,17 @@ bool search_on_timeline(const CostModel& model, SearchOutcome& search, const Pla
   return true;
 }
 
+// The sub-cluster candidates (node_prefixes.h), within what is left of the time budget.
+void rate_node_prefixes(const CostModel& model, const PlanOptions& options, Clock::time_point start, Plan& plan) {
+  PlanOptions within = options;
+  if (options.time_budget_s) {
+    within.time_budget_s =
+        std::max(0.0, *options.time_budget_s - std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  plan.node_prefixes =
+      node_prefix_candidates(model.graph(), model.devices(), model, within, plan.baselines.front().step_s());
+}
+
 }  // namespace
 
 void require_plannable(const ModelGraph& graph, const DeviceGraph& devices) {
@@ -377,14 +388,7 @@ Plan make_plan(const ModelGraph& graph, const DeviceGraph& devices, const PlanOp
     throw std::logic_error("search cost " + std::to_string(result.cost) + " differs from priced plan " +
                            std::to_string(plan.layer_wise.additive_s()));
   }
-  if (options.node_prefixes) {
-    PlanOptions within = options;  // the sub-plans share what is left of the time budget
-    if (options.time_budget_s) {
-      within.time_budget_s =
-          std::max(0.0, *options.time_budget_s - std::chrono::duration<double>(Clock::now() - start).count());
-    }
-    plan.node_prefixes = node_prefix_candidates(graph, devices, model, within, plan.baselines.front().step_s());
-  }
+  if (options.node_prefixes) rate_node_prefixes(model, options, start, plan);
   std::vector<const StrategyCost*> rated;
   for (const auto* group : {&plan.baselines, &plan.node_prefixes}) {
     for (const StrategyCost& s : *group) rated.push_back(&s);

@@ -114,7 +114,7 @@ class TimelineSearch {
     for (const auto& [u, c] : part.excluded) nodes[static_cast<size_t>(u)][static_cast<size_t>(c)] = kExcluded;
     // The cost graph's own tables, with these node costs for the time of the search.
     std::swap(costs_.node_cost, nodes);
-    const SearchResult r = solve(costs_, search_);
+    SearchResult r = solve(costs_, search_);
     std::swap(costs_.node_cost, nodes);
     ++out_.solves;
     work_done_ += entries_;
