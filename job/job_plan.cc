@@ -176,7 +176,7 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
   options.min_gain = request.min_gain;
   Plan plan =
       is_baseline_mode(request.mode) ? baselines_only(graph, devices, options) : make_plan(graph, devices, options);
-  JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", ""};
+  JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", "", nullptr, ""};
   choose_for_mode(job.plan, request.mode, job.graph, job.devices, options, job.warning);
   job.json = plan_to_json(job.plan, job.graph, job.devices);
   job.summary = summary_line(job, request.nodes);

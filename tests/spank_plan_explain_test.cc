@@ -23,7 +23,7 @@ using ::testing::Not;
 using testing_idle::IdlePlan;
 
 JobPlan job_of(const IdlePlan& c) {
-  JobPlan job{c.graph, c.devices, c.plan, "", "", ""};
+  JobPlan job{c.graph, c.devices, c.plan, "", "", "", nullptr, ""};
   job.summary = summary_line(job, c.devices.nodes());
   return job;
 }

@@ -49,7 +49,7 @@ ModelGraph random_graph(std::mt19937& rng, int64_t batch, int body) {
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   while (made < body) {
     const std::string id = std::to_string(made);
-    const int64_t c = g.layer(x).output.c();
+    const int c = static_cast<int>(g.layer(x).output.c());
     switch (made + 2 <= body ? pick(6) : pick(3)) {
       case 0:
         x = g.conv2d("conv" + id, x, c * (pick(2) + 1), Window::square(3, 1, 1), false);
