@@ -21,13 +21,6 @@ std::vector<Configuration> on_kept_nodes(std::vector<Configuration> configs, con
   return configs;
 }
 
-std::vector<Configuration> configurations_of(const StrategyCost& s) {
-  std::vector<Configuration> out;
-  out.reserve(s.layers.size());
-  for (const LayerCost& row : s.layers) out.push_back(row.config);
-  return out;
-}
-
 bool same_configurations(const StrategyCost& a, const std::vector<Configuration>& b) {
   if (a.layers.size() != b.size()) return false;
   for (size_t l = 0; l < b.size(); ++l) {

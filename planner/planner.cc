@@ -207,14 +207,6 @@ void search_within_memory(const CostModel& model, const SearchOutcome& search, c
   }
 }
 
-// The searched plan's per-layer configurations.
-std::vector<Configuration> configurations_of(const StrategyCost& strategy) {
-  std::vector<Configuration> out;
-  out.reserve(strategy.layers.size());
-  for (const LayerCost& row : strategy.layers) out.push_back(row.config);
-  return out;
-}
-
 // The search of the step timeline (timeline_search.h), seeded with the additive optimum, the
 // strategies already rated and the additive optimum mixed with data parallelism; then the
 // found plan's own mixes. Sets plan.layer_wise to the fastest, which is then no slower by the
@@ -278,6 +270,13 @@ void require_plannable(const ModelGraph& graph, const DeviceGraph& devices) {
           "model " + graph.name() + " on " + std::to_string(n_devices) + " GPUs: " + std::to_string(graph.size()) +
               " layers x " + std::to_string(n_devices) + " devices = " + std::to_string(ids) +
               " device ids in a plan, more than " + std::to_string(kMaxPlanDeviceIds) + ", the limit");
+}
+
+std::vector<Configuration> configurations_of(const StrategyCost& strategy) {
+  std::vector<Configuration> out;
+  out.reserve(strategy.layers.size());
+  for (const LayerCost& row : strategy.layers) out.push_back(row.config);
+  return out;
 }
 
 const StrategyCost& Plan::best_baseline() const {

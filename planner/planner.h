@@ -193,6 +193,9 @@ void require_plannable(const ModelGraph& graph, const DeviceGraph& devices);
 StrategyCost price_strategy(const CostModel& model, std::string name, const std::vector<Configuration>& configs,
                             const MemoryModelOptions& memory = {});
 
+// A strategy's per-layer configurations.
+std::vector<Configuration> configurations_of(const StrategyCost& strategy);
+
 // The baselines, each on all devices: data parallelism (every layer split by samples),
 // model parallelism (every layer split by channels where its kind allows, by
 // gcd(channels, devices), and by samples over the rest of the devices) and OWT

@@ -10,7 +10,8 @@
 
 namespace layerplan::testing_idle {
 
-inline DeviceGraph one_nic_devices(int nodes) {
+// `nodes` x 8 H100, 100 Gb/s x 1 NIC, bf16.
+inline ClusterSpec one_nic_cluster(int nodes) {
   ClusterSpec spec;
   spec.nodes = nodes;
   spec.gpus_per_node = 8;
@@ -18,8 +19,10 @@ inline DeviceGraph one_nic_devices(int nodes) {
   spec.precision = Precision::kBf16;
   spec.inter_bandwidth_gbits = 100;
   spec.nics_per_node = 1;
-  return build_device_graph(spec);
+  return spec;
 }
+
+inline DeviceGraph one_nic_devices(int nodes) { return build_device_graph(one_nic_cluster(nodes)); }
 
 struct IdlePlan {
   DeviceGraph devices = one_nic_devices(2);

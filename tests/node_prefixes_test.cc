@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/zoo.h"
+#include "tests/idle_plan_fixture.h"
 #include "topology/cluster_spec.h"
 
 namespace layerplan {
@@ -18,17 +19,7 @@ namespace {
 // over 64 GPUs: data parallelism on one node is faster (docs/planner.md, "Sub-cluster candidates").
 constexpr int kImagesPerGpu = 4;
 
-// 8 nodes x 8 H100, 100 Gb/s x 1 NIC, bf16.
-ClusterSpec one_nic_cluster(int nodes = 8) {
-  ClusterSpec spec;
-  spec.nodes = nodes;
-  spec.gpus_per_node = 8;
-  spec.gpu = "h100";
-  spec.precision = Precision::kBf16;
-  spec.inter_bandwidth_gbits = 100;
-  spec.nics_per_node = 1;
-  return spec;
-}
+ClusterSpec one_nic_cluster(int nodes = 8) { return testing_idle::one_nic_cluster(nodes); }
 
 class OneNicTest : public ::testing::Test {
  protected:
