@@ -29,6 +29,8 @@ const OptionWords<NodeRuns> kNodeRuns = {
     {"auto", NodeRuns::kAuto}, {"any", NodeRuns::kAnySplit}, {"by-samples", NodeRuns::kBySamples}};
 const OptionWords<SyncScheme> kSyncSchemes = {{"ring", SyncScheme::kRingAllReduce},
                                               {"ps", SyncScheme::kParameterServer}};
+const OptionWords<TensorLayout> kLayouts = {{"nhwc", TensorLayout::kChannelsLast},
+                                            {"nchw", TensorLayout::kChannelsFirst}};
 const OptionWords<bool> kOnOff = {{"on", true}, {"off", false}};
 const OptionWords<PlanMode> kPlanModes = {{"layerwise", PlanMode::kLayerwise},
                                           {"auto", PlanMode::kAuto},
@@ -43,6 +45,9 @@ void add_cluster_flags(CLI::App& cmd, PlanCommandArgs& args) {
   cmd.add_option("--gpu", args.gpu, "GPU model: p100, p100-pcie, v100, t4, a100, h100, h200 (default p100)");
   add_word_option(&cmd, "--precision", args.precision, precision_words(),
                   "fp32, tf32, bf16 or fp16 (mixed precision on FP16 units; for GPUs without bf16) (default fp32)");
+  add_word_option(&cmd, "--layout", args.layout, kLayouts,
+                  "nhwc or nchw: how the framework stores activations; on nchw every tensor-core convolution "
+                  "transposes its operands (default nhwc)");
   cmd.add_option("--intra-bw", args.intra_bandwidth_gbytes,
                  "GB/s one way between two GPUs of a node (default: the GPU's NVLink figure)");
   cmd.add_option("--inter-bw", args.inter_bandwidth_gbits, "Gb/s per NIC between nodes (default 100)");
@@ -122,6 +127,7 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
   spec.nodes = gpus / spec.gpus_per_node;
   if (args.gpu) spec.gpu = *args.gpu;
   if (args.precision) spec.precision = *args.precision;
+  if (args.layout) spec.layout = *args.layout;
   if (args.intra_bandwidth_gbytes) spec.intra_bandwidth_gbytes = *args.intra_bandwidth_gbytes;
   if (args.inter_bandwidth_gbits) spec.inter_bandwidth_gbits = *args.inter_bandwidth_gbits;
   if (args.nics_per_node) spec.nics_per_node = *args.nics_per_node;
@@ -134,12 +140,13 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
 // Plans on identical nodes discovered through hwloc; the flags that describe a cluster by
 // numbers do not apply.
 int run_discovered_plan(const PlanCommandArgs& args) {
-  require(!args.gpus && !args.gpus_per_node && !args.gpu && !args.intra_bandwidth_gbytes &&
-              !args.inter_bandwidth_gbits && !args.nics_per_node && !args.cluster_file && !args.precision &&
-              !args.gpu_memory_gib && !args.memory_reserve_gib,
-          "--topology-xml and --this-machine describe the nodes; --gpus, --gpus-per-node, --gpu, --precision, "
-          "--intra-bw, --inter-bw, --nics-per-node, --gpu-memory-gib, --memory-reserve-gib and --cluster describe a "
-          "cluster by numbers: use one or the other (the admin config sets the memory of discovered nodes)");
+  require(
+      !args.gpus && !args.gpus_per_node && !args.gpu && !args.intra_bandwidth_gbytes && !args.inter_bandwidth_gbits &&
+          !args.nics_per_node && !args.cluster_file && !args.precision && !args.layout && !args.gpu_memory_gib &&
+          !args.memory_reserve_gib,
+      "--topology-xml and --this-machine describe the nodes; --gpus, --gpus-per-node, --gpu, --precision, --layout, "
+      "--intra-bw, --inter-bw, --nics-per-node, --gpu-memory-gib, --memory-reserve-gib and --cluster describe a "
+      "cluster by numbers: use one or the other (the admin config sets the memory of discovered nodes)");
   require(!(args.topology_xml && args.this_machine), "--topology-xml and --this-machine: expected one of them");
   const AdminConfig config = admin_config_from(args.config);
   DiscoveryOptions discovery;

@@ -11,6 +11,7 @@
 #include "planner/config_space.h"
 #include "planner/cost_model.h"
 #include "topology/gpu_catalog.h"
+#include "topology/tensor_layout.h"
 
 namespace layerplan {
 
@@ -22,6 +23,7 @@ struct PlanCommandArgs {
   std::optional<int> gpus_per_node;
   std::optional<std::string> gpu;
   std::optional<Precision> precision;  // default: the cluster file's, else fp32
+  std::optional<TensorLayout> layout;  // default: the cluster file's, else nhwc
   std::optional<double> intra_bandwidth_gbytes;
   std::optional<double> inter_bandwidth_gbits;
   std::optional<int> nics_per_node;

@@ -113,14 +113,32 @@ PassTimes CostModel::pass_times(const Layer& layer, const Configuration& config)
     widest_input += volume;
   }
   const int64_t out_elements = layer.output.elements() / config.tiles();
-  const auto bytes = static_cast<double>(
-      (widest_input + out_elements + shard_parameters(graph_, layer, config.degrees)) * element_bytes_);
+  const int64_t weights = shard_parameters(graph_, layer, config.degrees);
+  const auto bytes = static_cast<double>((widest_input + out_elements + weights) * element_bytes_);
   const int kernels = kernels_per_pass(layer.kind);
   const PassEfficiency shape = gemm_efficiency(layer, config);
   const double fwd = roofline(forward_flops(graph_, layer) * fraction, bytes, kernels, shape.forward);
   // Backward reads the output gradient, input and weights and writes input and weight gradients.
   const double bwd = roofline(backward_flops(graph_, layer) * fraction, 2.0 * bytes, kernels, shape.backward);
-  return {fwd, bwd};
+  const PassTimes transposes = layout_transposes(layer, static_cast<double>(widest_input),
+                                                 static_cast<double>(out_elements), static_cast<double>(weights));
+  return {fwd + transposes.forward_s, bwd + transposes.backward_s};
+}
+
+PassTimes CostModel::layout_transposes(const Layer& layer, double input_elements, double output_elements,
+                                       double weight_elements) const {
+  const Device& d = devices_.device();
+  const bool transposed = d.kernel_shape_model && d.tensor_cores && d.layout == TensorLayout::kChannelsFirst &&
+                          layer.kind == LayerKind::kConv2d && layer.groups == 1;
+  if (!transposed) return {};
+  // cuDNN's tensor-core convolutions work on NHWC: on NCHW tensors each call transposes its
+  // operands in and its result out, one memory-bound kernel per tensor that reads and writes
+  // it (docs/cost-model.md, "Tensor layout"). Forward: x, w in and y out; backward: the data
+  // gradient's dy, w in and dx out, the weight gradient's x, dy in and dw out.
+  const double tensor_bytes = 2.0 * static_cast<double>(element_bytes_) / (d.memory_bandwidth * d.memory_efficiency);
+  const double one_pass = (input_elements + output_elements + weight_elements) * tensor_bytes;
+  constexpr int kTensorsPerPass = 3;
+  return {one_pass + kTensorsPerPass * d.kernel_overhead_s, 2.0 * (one_pass + kTensorsPerPass * d.kernel_overhead_s)};
 }
 
 namespace {

@@ -124,6 +124,8 @@ class CostModel {
  private:
   double roofline(double flops, double bytes, int kernels, double shape_efficiency) const;
   PassEfficiency gemm_efficiency(const Layer& layer, const Configuration& config) const;
+  PassTimes layout_transposes(const Layer& layer, double input_elements, double output_elements,
+                              double weight_elements) const;
   TransferCost price_traffic(const TrafficSummary& traffic) const;
   double direct_all_reduce_time(const std::vector<std::vector<int>>& groups, double bytes) const;
   double parameter_server_time(const std::vector<std::vector<int>>& groups, double bytes) const;

@@ -101,6 +101,13 @@ TEST(AdminConfigTest, OverrideChoosesTheFiguresWhateverWasDiscovered) {
   EXPECT_DOUBLE_EQ(*config.overrides.nvlink_gbytes, 150.0);
 }
 
+TEST(AdminConfigTest, TheNodesLayoutIsReadAndChannelsLastByDefault) {
+  EXPECT_EQ(load_admin_config(TomlFile("[node]\nprecision = \"tf32\"\n").path()).node.layout,
+            TensorLayout::kChannelsLast);
+  EXPECT_EQ(load_admin_config(TomlFile("[node]\nlayout = \"nchw\"\n").path()).node.layout,
+            TensorLayout::kChannelsFirst);
+}
+
 TEST(AdminConfigTest, MistakesNameTheirPosition) {
   EXPECT_EQ(load_error("[cluster]\nnodes = 2\n"),
             ":1:1: unknown table or key 'cluster' (expected [[gpu]], [fabric], [node], [overrides] or [slurm])");
@@ -112,6 +119,8 @@ TEST(AdminConfigTest, MistakesNameTheirPosition) {
             ":2:19: node.pcie_efficiency: pcie_efficiency = 1.5: expected a fraction in (0, 1]");
   EXPECT_EQ(load_error("[node]\nprecision = \"fp64\"\n"),
             ":2:13: node.precision: unknown precision 'fp64': expected fp32, tf32, bf16 or fp16");
+  EXPECT_EQ(load_error("[node]\nlayout = \"chwn\"\n"),
+            ":2:10: node.layout: unknown tensor layout 'chwn': expected nhwc (channels last) or nchw (channels first)");
   EXPECT_EQ(load_error("[slurm]\ndefault_mode = \"fast\"\n"),
             ":2:16: slurm.default_mode: default_mode 'fast': expected auto, layerwise, data, model, owt or off");
   EXPECT_EQ(load_error("[slurm]\nallowed_modes = [\"data\"]\ndefault_mode = \"auto\"\n"),

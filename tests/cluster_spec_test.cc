@@ -54,6 +54,7 @@ TEST(ClusterFile, ReadsEveryKeyOfAFullClusterTable) {
   EXPECT_EQ(spec.gpus_per_node, 8);
   EXPECT_EQ(spec.gpu, "a100");
   EXPECT_EQ(spec.precision, Precision::kBf16);
+  EXPECT_EQ(spec.layout, TensorLayout::kChannelsFirst);
   ASSERT_TRUE(spec.intra_bandwidth_gbytes.has_value());
   EXPECT_DOUBLE_EQ(*spec.intra_bandwidth_gbytes, 250.5);
   EXPECT_DOUBLE_EQ(spec.intra_latency_us, 3.0);  // an integer is accepted for a number
@@ -253,6 +254,20 @@ TEST(DeviceGraphFromSpec, KernelShapesAndTensorCoresFollowTheGpuAndPrecision) {
   EXPECT_FALSE(d.kernel_shape_model);
   EXPECT_DOUBLE_EQ(d.memory_efficiency, 1.0);
   EXPECT_THROW(cluster_from_toml("[cluster]\nkernel_shapes = 1\n", "x.toml"), UsageError);
+}
+
+TEST(DeviceGraphFromSpec, TheLayoutComesFromTheFileAndAnUnknownOneIsNamed) {
+  EXPECT_EQ(build_device_graph(ClusterSpec{}).device().layout, TensorLayout::kChannelsLast);
+  const ClusterSpec nchw = cluster_from_toml("[cluster]\nlayout = \"NCHW\"\n", "nchw.toml");
+  EXPECT_EQ(build_device_graph(nchw).device().layout, TensorLayout::kChannelsFirst);
+  try {
+    cluster_from_toml("[cluster]\nlayout = \"chw\"\n", "bad.toml");
+    ADD_FAILURE() << "no error for layout chw";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("bad.toml:2:"));
+    EXPECT_THAT(e.what(), HasSubstr("'chw'"));
+    EXPECT_THAT(e.what(), HasSubstr("expected nhwc"));
+  }
 }
 
 TEST(DeviceGraphFromSpec, PrecisionWithoutTensorCoresFallsBackToFp32) {

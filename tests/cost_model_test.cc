@@ -123,6 +123,34 @@ TEST(ComputeTime, ComputeBoundConvHalvesWhenTheSampleDegreeDoubles) {
   ExpectSeconds(model.compute_time(f.conv(), on_block(degrees(8, 1, 1, 1))), one / 8);
 }
 
+TEST(ComputeTime, ChannelsFirstTensorCoreConvTransposesItsOperandsInEachPass) {
+  // On NCHW tensors a tensor-core convolution transposes x, w and y forward, and dy, w, dx
+  // and x, dy, dw backward: each tensor read and written once, one kernel each.
+  const ConvFixture f;
+  Device gpu = unit_gpu(1e11, 1e-6);
+  gpu.kernel_shape_model = true;
+  gpu.memory_efficiency = 1.0;
+  gpu.tensor_cores = true;
+  const auto time_in = [&](layerplan::TensorLayout layout, bool tensor_cores) {
+    Device d = gpu;
+    d.layout = layout;
+    d.tensor_cores = tensor_cores;
+    const DeviceGraph devices = cluster(1, 1, {1e10, 0.0}, {1e9, 0.0}, d);
+    return CostModel(f.g, devices).pass_times(f.conv(), on_block(degrees(1, 1, 1, 1)));
+  };
+  const auto first = time_in(layerplan::TensorLayout::kChannelsFirst, true);
+  const auto last = time_in(layerplan::TensorLayout::kChannelsLast, true);
+  // (input 8192 + output 8192 + weights 2320) * 4 B, read and written: 149,632 B / 1e11 B/s
+  // = 1.49632e-6 s, plus 3 kernels of 1 us; the backward twice that.
+  ExpectSeconds(first.forward_s - last.forward_s, 1.49632e-6 + 3e-6);
+  ExpectSeconds(first.backward_s - last.backward_s, 2 * (1.49632e-6 + 3e-6));
+  // CUDA-core convolutions run on NCHW as it is.
+  const auto simt_first = time_in(layerplan::TensorLayout::kChannelsFirst, false);
+  const auto simt_last = time_in(layerplan::TensorLayout::kChannelsLast, false);
+  EXPECT_EQ(simt_first.forward_s, simt_last.forward_s);
+  EXPECT_EQ(simt_first.backward_s, simt_last.backward_s);
+}
+
 TEST(ComputeTime, MemoryBoundConvIsBytesOverBandwidthForwardAndTwiceThatBackward) {
   // Memory bandwidth 1e9 B/s makes every pass memory bound.
   const ConvFixture f;

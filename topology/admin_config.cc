@@ -137,6 +137,8 @@ void read_node(const toml::table& table, const std::string& path, NodeLinkConfig
         require_non_negative(cfg.kernel_overhead_us, key);
       } else if (key == "precision") {
         cfg.precision = parse_precision(read_string(node, path, key));
+      } else if (key == "layout") {
+        cfg.layout = parse_tensor_layout(read_string(node, path, key));
       } else if (key == "gpu_memory_reserve_gib") {
         cfg.gpu_memory_reserve_gib = read_number(node, path, key);
         require_non_negative(cfg.gpu_memory_reserve_gib, key);

@@ -10,6 +10,7 @@
 #include "topology/device_graph.h"
 #include "topology/fabric.h"
 #include "topology/gpu_catalog.h"
+#include "topology/tensor_layout.h"
 
 namespace layerplan {
 
@@ -40,6 +41,7 @@ struct NodeLinkConfig {
   double compute_efficiency = 0.85;
   double kernel_overhead_us = 5.0;
   Precision precision = Precision::kFp32;
+  TensorLayout layout = TensorLayout::kChannelsLast;  // how the framework stores activations
   // Memory a plan leaves free on each GPU (CUDA context, libraries, communicator buffers).
   double gpu_memory_reserve_gib = kDefaultMemoryReserveGib;
   // A measured profile (docs/cost-model.md, "Measured profiles"), an absolute path; "" = none.

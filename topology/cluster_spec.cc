@@ -57,6 +57,8 @@ ClusterSpec cluster_from_table(const toml::table& root, const std::string& path,
       at([&] { spec.gpu = read_string(node, path, key); });
     else if (key == "precision")
       at([&] { spec.precision = parse_precision(read_string(node, path, key)); });
+    else if (key == "layout")
+      at([&] { spec.layout = parse_tensor_layout(read_string(node, path, key)); });
     else if (key == "intra_node_bandwidth_gbytes")
       at([&] { spec.intra_bandwidth_gbytes = read_number(node, path, key); });
     else if (key == "intra_node_latency_us")
@@ -109,6 +111,7 @@ DeviceGraph build_device_graph(const ClusterSpec& spec) {
   device.kernel_overhead_s = spec.kernel_overhead_us * 1e-6;
   device.bytes_per_element = precision_element_bytes(spec.precision);
   device.tensor_cores = model.tensor_cores(spec.precision);
+  device.layout = spec.layout;
   device.kernel_shape_model = spec.kernel_shapes;
   device.memory_efficiency = spec.kernel_shapes ? kDefaultGpuMemoryEfficiency : 1.0;
   const Link intra{spec.intra_bandwidth_gbytes.value_or(model.nvlink_pair_bandwidth / 1e9) * 1e9,

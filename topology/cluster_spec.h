@@ -9,6 +9,7 @@
 #include "topology/device_graph.h"
 #include "topology/fabric.h"
 #include "topology/gpu_catalog.h"
+#include "topology/tensor_layout.h"
 
 namespace layerplan {
 
@@ -17,6 +18,7 @@ struct ClusterSpec {
   int gpus_per_node = 4;
   std::string gpu = "p100";
   Precision precision = Precision::kFp32;
+  TensorLayout layout = TensorLayout::kChannelsLast;  // how the framework stores activations
   // One-way GB/s between two GPUs of a node; unset means the GPU model's NVLink figure.
   std::optional<double> intra_bandwidth_gbytes;
   double intra_latency_us = 5.0;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/tensor_layout.h"
+
 namespace layerplan {
 
 // The memory a plan leaves free on every GPU unless configured otherwise: the CUDA
@@ -32,6 +34,8 @@ struct Device {
   // off, a bare roofline at compute_efficiency (synthetic devices of unit tests).
   bool kernel_shape_model = false;
   bool tensor_cores = false;  // the precision's GEMMs run on tensor cores (GpuModel::tensor_cores)
+  // Activations in NCHW make every tensor-core convolution transpose its operands (tensor_layout.h).
+  TensorLayout layout = TensorLayout::kChannelsLast;
 };
 
 // A one-directional path between two devices.

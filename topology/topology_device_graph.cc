@@ -125,6 +125,7 @@ DeviceGraph build_device_graph(const NodeTopology& priced_node, int nodes, const
   device.kernel_overhead_s = config.node.kernel_overhead_us * 1e-6;
   device.bytes_per_element = precision_element_bytes(config.node.precision);
   device.tensor_cores = figures.tensor_cores(config.node.precision);
+  device.layout = config.node.layout;
   device.kernel_shape_model = true;
   device.memory_efficiency = kDefaultGpuMemoryEfficiency;
   const int g = priced_node.gpu_count();
