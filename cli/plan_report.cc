@@ -5,6 +5,7 @@
 
 #include "cli/memory_report.h"
 #include "cli/text_format.h"
+#include "common/text.h"
 #include "planner/plan_notes.h"
 
 namespace layerplan {
@@ -86,12 +87,13 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
     if (subject.communication_bytes() == 0) return std::string("no communication at all");
     const double ratio =
         static_cast<double>(other.communication_bytes()) / static_cast<double>(subject.communication_bytes());
-    return ratio >= 1 ? format("%.1fx less communication", ratio) : format("%.1fx more communication", 1 / ratio);
+    return ratio >= 1 ? format("%.1f\u00d7 less communication", ratio)
+                      : format("%.1f\u00d7 more communication", 1 / ratio);
   };
   auto compare = [&](const std::string& what, const StrategyCost& other) {
-    out << format("%s vs %s: %.2fx faster, %s (additive: %.2fx)\n", subject.name.c_str(), what.c_str(),
-                  other.step_s() / subject.step_s(), less_communication(other).c_str(),
-                  other.additive_s() / subject.additive_s());
+    out << format("%s vs %s: %s, %s (additive: %s)\n", subject.name.c_str(), what.c_str(),
+                  speed_words(other.step_s() / subject.step_s()).c_str(), less_communication(other).c_str(),
+                  speed_words(other.additive_s() / subject.additive_s()).c_str());
   };
   out << "\n";
   compare("data parallel", data_parallel);

@@ -1,5 +1,8 @@
 #include "common/text.h"
 
+#include <array>
+#include <cstdio>
+
 namespace layerplan {
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -23,6 +26,16 @@ std::string clipped(std::string_view text, size_t max_chars) {
   // Back off over UTF-8 continuation bytes (10xxxxxx) so no character is cut in half.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return std::string(text.substr(0, cut)) + "...";
+}
+
+std::string speed_words(double times_faster) {
+  std::array<char, 64> buffer{};
+  if (times_faster >= 1.0) {
+    std::snprintf(buffer.data(), buffer.size(), "%.2f\u00d7 faster", times_faster);
+  } else {
+    std::snprintf(buffer.data(), buffer.size(), "%.1f %% slower", 100.0 * (1.0 / times_faster - 1.0));
+  }
+  return buffer.data();
 }
 
 }  // namespace layerplan

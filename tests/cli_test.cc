@@ -50,14 +50,14 @@ TEST(CliPlan, AlexNetOnSixteenP100PrintsEveryLayerTheSpeedupAndTheBaselines) {
   }
   // The predicted speedup over data parallelism, and over the best baseline.
   const std::regex speedup(
-      R"(layer-wise vs data parallel: ([0-9]+\.[0-9]+)x faster, ([0-9]+\.[0-9]+)x less communication)");
+      R"(layer-wise vs data parallel: ([0-9]+\.[0-9]+)× faster, ([0-9]+\.[0-9]+)× less communication)");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, speedup)) << r.out;
   EXPECT_GE(std::stod(m[1].str()), 1.0);
   EXPECT_GT(std::stod(m[2].str()), 1.0);
   EXPECT_TRUE(std::regex_search(
       r.out,
-      std::regex(R"(layer-wise vs best baseline \((data parallel|model parallel|owt)\): ([0-9]+\.[0-9]+)x faster)")))
+      std::regex(R"(layer-wise vs best baseline \((data parallel|model parallel|owt)\): ([0-9]+\.[0-9]+)× faster)")))
       << r.out;
   EXPECT_THAT(r.out, HasSubstr("search: "));
   EXPECT_THAT(r.out, Not(HasSubstr("warning")));
