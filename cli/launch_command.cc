@@ -10,7 +10,8 @@
 namespace layerplan {
 
 void add_launch_command(CLI::App& cmd, LaunchCommandArgs& args) {
-  cmd.add_option("--nproc", args.nproc, "Ranks to start")->capture_default_str();
+  cmd.add_option("--nproc-per-node,--nproc", args.nproc, "Ranks to start (torchrun's name; --nproc is the same)")
+      ->capture_default_str();
   add_word_option(&cmd, "--backend", args.backend, backend_words(),
                   "cpu (oneDNN + Gloo) or gpu (rank k on the k-th visible GPU; cuDNN/cuBLAS + NCCL)");
   cmd.add_option("--grace-period", args.grace_s, "Seconds between SIGTERM and SIGKILL when stopping the ranks")
@@ -18,7 +19,7 @@ void add_launch_command(CLI::App& cmd, LaunchCommandArgs& args) {
   // The ranks' command starts at the first word that is not one of our flags (as torchrun
   // takes a script and its flags); split_launch_argv() has already taken what follows `--`.
   cmd.prefix_command();
-  cmd.footer("Usage: layerplan launch --nproc N [--backend cpu|gpu] [--] COMMAND ARGS...");
+  cmd.footer("Usage: layerplan launch --nproc-per-node N [--backend cpu|gpu] [--] COMMAND ARGS...");
 }
 
 int split_launch_argv(int argc, char** argv, LaunchCommandArgs& args) {
@@ -30,7 +31,7 @@ int split_launch_argv(int argc, char** argv, LaunchCommandArgs& args) {
       args.command.assign(argv + i + 1, argv + argc);
       return i;
     }
-    if (word == "--nproc" || word == "--backend" || word == "--grace-period") {
+    if (word == "--nproc-per-node" || word == "--nproc" || word == "--backend" || word == "--grace-period") {
       ++i;  // its value
     } else if (word.empty() || word[0] != '-') {
       break;  // the command, given without `--`

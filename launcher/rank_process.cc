@@ -24,6 +24,11 @@ std::vector<std::string> rank_environment(const RankCommand& command, int rank, 
       {"LAYERPLAN_RANK", std::to_string(rank)},
       {"LAYERPLAN_LOCAL_RANK", std::to_string(rank)},
       {"LAYERPLAN_WORLD_SIZE", std::to_string(command.world)},
+      // torchrun's names, for scripts and libraries that read them (one node: local = global).
+      {"RANK", std::to_string(rank)},
+      {"LOCAL_RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(command.world)},
+      {"LOCAL_WORLD_SIZE", std::to_string(command.world)},
       {"LAYERPLAN_STORE_DIR", command.store_dir},
       {"LAYERPLAN_BACKEND", command.backend},
       {"OMP_NUM_THREADS", std::to_string(threads)}};

@@ -282,7 +282,7 @@ TEST(LinePrefixer, CutsALineLongerThanTheLimitIntoPrefixedPieces) {
 TEST(Launch, EveryRankGetsItsNumberTheWorldASharedStoreItsCpusAndPrefixedLines) {
   const int cpus = static_cast<int>(allowed_cpus().size());
   const int n = std::max(2, cpus);
-  Launch run({"launch", "--nproc", std::to_string(n), "--", kWorker, "--print-env", "--steps", "2"});
+  Launch run({"launch", "--nproc-per-node", std::to_string(n), "--", kWorker, "--print-env", "--steps", "2"});
   ASSERT_EQ(run.wait(), 0) << run.describe();
   const auto env = env_lines(run.out());
   ASSERT_EQ(env.size(), static_cast<size_t>(n)) << run.describe();
@@ -291,6 +291,11 @@ TEST(Launch, EveryRankGetsItsNumberTheWorldASharedStoreItsCpusAndPrefixedLines) 
     EXPECT_EQ(fields.at("rank"), std::to_string(rank));
     EXPECT_EQ(fields.at("local_rank"), std::to_string(rank));
     EXPECT_EQ(fields.at("world"), std::to_string(n));
+    // torchrun's names, the same numbers.
+    EXPECT_EQ(fields.at("torch_rank"), std::to_string(rank));
+    EXPECT_EQ(fields.at("torch_local_rank"), std::to_string(rank));
+    EXPECT_EQ(fields.at("torch_world"), std::to_string(n));
+    EXPECT_EQ(fields.at("torch_local_world"), std::to_string(n));
     EXPECT_EQ(fields.at("backend"), "cpu");
     // OpenMP workers spin briefly when idle, leaving the cores to the communicator's thread.
     EXPECT_EQ(fields.at("spin"), "1000");

@@ -97,10 +97,12 @@ void print_env() {
       if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
     }
   }
-  std::printf("env pid=%d rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s spin=%s cpus=%s\n",
-              static_cast<int>(getpid()), get("LAYERPLAN_RANK"), get("LAYERPLAN_WORLD_SIZE"),
-              get("LAYERPLAN_LOCAL_RANK"), get("LAYERPLAN_STORE_DIR"), get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"),
-              get("GOMP_SPINCOUNT"), cpus.c_str());
+  std::printf(
+      "env pid=%d rank=%s world=%s local_rank=%s store=%s omp=%s backend=%s spin=%s cpus=%s torch_rank=%s "
+      "torch_local_rank=%s torch_world=%s torch_local_world=%s\n",
+      static_cast<int>(getpid()), get("LAYERPLAN_RANK"), get("LAYERPLAN_WORLD_SIZE"), get("LAYERPLAN_LOCAL_RANK"),
+      get("LAYERPLAN_STORE_DIR"), get("OMP_NUM_THREADS"), get("LAYERPLAN_BACKEND"), get("GOMP_SPINCOUNT"), cpus.c_str(),
+      get("RANK"), get("LOCAL_RANK"), get("WORLD_SIZE"), get("LOCAL_WORLD_SIZE"));
   std::fflush(stdout);
 }
 

@@ -60,7 +60,7 @@ GpuBinding bind_local_rank(int local_rank, int visible, const char* cuda_visible
 }
 
 int local_rank_from_env() {
-  for (const char* name : {"LAYERPLAN_LOCAL_RANK", "SLURM_LOCALID"}) {
+  for (const char* name : {"LAYERPLAN_LOCAL_RANK", "LOCAL_RANK", "SLURM_LOCALID"}) {
     const char* value = std::getenv(name);
     if (value == nullptr) continue;
     const std::string text = value;

@@ -24,8 +24,9 @@ struct GpuBinding {
 // are not enough.
 GpuBinding bind_local_rank(int local_rank, int visible, const char* cuda_visible_devices);
 
-// This process's local rank: LAYERPLAN_LOCAL_RANK (layerplan launch), else SLURM_LOCALID
-// (srun), else 0. Throws UsageError for a value that is not a number >= 0.
+// This process's local rank: LAYERPLAN_LOCAL_RANK (layerplan launch), else LOCAL_RANK
+// (torchrun and the launchers that follow it), else SLURM_LOCALID (srun), else 0. Throws
+// UsageError for a value that is not a number >= 0.
 int local_rank_from_env();
 
 }  // namespace layerplan

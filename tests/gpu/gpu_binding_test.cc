@@ -45,12 +45,15 @@ TEST(GpuBinding, TooFewGpusIsOneLineNamingBoth) {
   EXPECT_THROW(bind_local_rank(0, 0, nullptr), UsageError);
 }
 
-TEST(GpuBinding, LocalRankComesFromTheLauncherOrSrun) {
+TEST(GpuBinding, LocalRankComesFromTheLauncherTorchrunOrSrun) {
   ::unsetenv("LAYERPLAN_LOCAL_RANK");
+  ::unsetenv("LOCAL_RANK");
   ::unsetenv("SLURM_LOCALID");
   EXPECT_EQ(local_rank_from_env(), 0);
   ::setenv("SLURM_LOCALID", "3", 1);
   EXPECT_EQ(local_rank_from_env(), 3);
+  ::setenv("LOCAL_RANK", "2", 1);  // torchrun's
+  EXPECT_EQ(local_rank_from_env(), 2);
   ::setenv("LAYERPLAN_LOCAL_RANK", "1", 1);
   EXPECT_EQ(local_rank_from_env(), 1);
   ::setenv("LAYERPLAN_LOCAL_RANK", "x", 1);
@@ -61,6 +64,7 @@ TEST(GpuBinding, LocalRankComesFromTheLauncherOrSrun) {
     EXPECT_THAT(e.what(), HasSubstr("LAYERPLAN_LOCAL_RANK='x'"));
   }
   ::unsetenv("LAYERPLAN_LOCAL_RANK");
+  ::unsetenv("LOCAL_RANK");
   ::unsetenv("SLURM_LOCALID");
 }
 
