@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
       const auto start = std::chrono::steady_clock::now();
       comm->all_reduce_sum(data.data(), data.size());
       const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      for (float x : data) check(x == static_cast<float>(p * (p + 1) / 2), "all_reduce_sum");
+      for (float x : data) check(x == static_cast<float>(p * (p + 1)) / 2.0f, "all_reduce_sum");
       if (p > 1)
         expected_collective[static_cast<size_t>((rank + 1) % p)] +=
             layerplan::ring_all_reduce_bytes_sent(a.count, p, rank);
