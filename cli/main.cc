@@ -22,6 +22,7 @@
 #include "cli/topo_command.h"
 #include "cli/train_command.h"
 #include "common/error.h"
+#include "common/version.h"
 #include "runtime/communicator.h"
 
 namespace {
@@ -134,6 +135,7 @@ int run_parsed(const std::vector<std::pair<CLI::App*, Runner>>& added) {
 
 int parse_and_run(int argc, char** argv) {
   CLI::App app{"layerplan: layer-wise parallelism for CNN training on GPU clusters"};
+  app.set_version_flag("--version", version_line(), "Print layerplan's version and the git commit it was built from");
   app.require_subcommand(1);
   const auto launch_args = std::make_shared<LaunchCommandArgs>();
   std::vector<std::pair<CLI::App*, Runner>> added;
@@ -147,6 +149,8 @@ int parse_and_run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "layerplan: " << e.what() << " (see layerplan --help)\n";

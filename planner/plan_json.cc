@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/version.h"
 #include "model/graph_hash.h"
 #include "planner/plan_notes.h"
 
@@ -97,6 +98,7 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
   const Device& d = devices.device();
   json doc = {{"format", kPlanFormatName},
               {"version", kPlanFormatVersion},
+              {"written_by", version_line()},
               {"model", plan.model},
               {"model_file", model_file_json(graph)},
               {"model_graph_sha256", graph_sha256(graph)},

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/version.h"
 #include "planner/plan_notes.h"
 #include "report/device_grid_svg.h"
 #include "report/layer_graph_svg.h"
@@ -59,6 +60,7 @@ void write_intro(XmlWriter& xml, const ReportInput& in) {
   const Plan& plan = in.plan;
   xml.leaf("h1", {}, "layerplan: " + plan.model + ", batch " + std::to_string(plan.batch));
   xml.leaf("p", {{"class", "note"}}, in.devices.describe());
+  xml.leaf("p", {{"class", "version"}}, "Written by " + version_line() + ".");
   char line[256];
   const StrategyCost& data = plan.baselines.front();
   std::snprintf(line, sizeof line, "%s: %.2f ms per step, %.1f images/s, %.2fx data parallelism's speed.",

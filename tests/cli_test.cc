@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
 #include "model/zoo.h"
 #include "planner/plan_json.h"
 #include "tests/cli_harness.h"
@@ -223,6 +224,14 @@ TEST(CliJson, UnwritableDestinationIsAUsageError) {
   ASSERT_EQ(lines_of(r.err).size(), 1u) << r.err;
   EXPECT_THAT(r.err, StartsWith("layerplan: "));
   EXPECT_THAT(r.err, HasSubstr(file.string()));
+}
+
+TEST(CliVersion, PrintsTheVersionAndTheCommit) {
+  const Outcome r = run({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out, version_line() + "\n");
+  EXPECT_THAT(r.out, testing::StartsWith("layerplan "));
+  EXPECT_THAT(r.out, HasSubstr("(commit "));
 }
 
 TEST(CliModels, ListsTheSixZooModelsInOrder) {

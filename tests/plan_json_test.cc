@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/version.h"
 #include "model/zoo.h"
 #include "planner/planner.h"
 #include "topology/cluster_spec.h"
@@ -98,6 +99,10 @@ TEST_F(AlexNetPlanFile, HasFormatVersionModelBatchAndCluster) {
   EXPECT_EQ(d.at("format"), "layerplan-plan");
   EXPECT_EQ(d.at("version"), 1);
   EXPECT_EQ(d.at("version"), kPlanFormatVersion);
+  // Which layerplan wrote it: "layerplan X.Y.Z (commit C)".
+  EXPECT_EQ(d.at("written_by"), version_line());
+  EXPECT_THAT(d.at("written_by").get<std::string>(),
+              testing::MatchesRegex("layerplan [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit .+\\)"));
   EXPECT_EQ(d.at("model"), "alexnet");
   EXPECT_EQ(d.at("batch"), kBatch);
   EXPECT_EQ(d.at("cluster").at("devices"), kGpus);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
 #include "model/zoo.h"
 #include "planner/planner.h"
 #include "report/graph_layout.h"
@@ -100,6 +101,14 @@ TEST_F(ReportPageTest, IsOneSelfContainedWellFormedPage) {
   for (const xmlNode* a : find_all(doc, "a")) EXPECT_EQ(attribute(a, "href").substr(0, 1), "#");
   EXPECT_TRUE(find_all(doc, "img").empty());
   EXPECT_EQ(find_all(doc, "style").size(), 1U);
+  // Which layerplan wrote it.
+  int versions = 0;
+  for (const xmlNode* p : find_all(doc, "p")) {
+    if (attribute(p, "class") != "version") continue;
+    ++versions;
+    EXPECT_EQ(text_of(p), "Written by " + version_line() + ".");
+  }
+  EXPECT_EQ(versions, 1);
 }
 
 TEST_F(ReportPageTest, EveryLayerAppearsOnceInTheGraphWithItsConfiguration) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/safetensors.h"
 #include "tests/cli_harness.h"
@@ -227,6 +228,7 @@ TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
   const TrainingState x = read_checkpoint(straight.string()), y = read_checkpoint(resumed.string());
   EXPECT_EQ(x.metadata.at("step"), "8");
   EXPECT_EQ(y.metadata.at("step"), "8");
+  EXPECT_EQ(y.metadata.at("written_by"), version_line());  // which layerplan wrote it
   ASSERT_EQ(x.arrays.size(), y.arrays.size());
   for (const auto& [name, array] : x.arrays) {
     ASSERT_TRUE(y.arrays.count(name)) << name;

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/text.h"
+#include "common/version.h"
 #include "model/onnx_model.h"
 #include "runtime/safetensors.h"
 
@@ -166,8 +167,10 @@ std::string state_dict_prefix(const std::string& model, const std::string& layer
 
 TrainingState training_state_of(const ModelGraph& graph, const Executor& executor, Communicator* comm) {
   TrainingState contents;
-  contents.metadata = {
-      {"format", "layerplan-checkpoint"}, {"model", graph.name()}, {"step", std::to_string(executor.steps_done())}};
+  contents.metadata = {{"format", "layerplan-checkpoint"},
+                       {"model", graph.name()},
+                       {"step", std::to_string(executor.steps_done())},
+                       {"written_by", version_line()}};
   for (const Layer& layer : graph.layers()) {
     if (!has_params(layer.kind)) continue;
     LayerParams params = executor.gathered_params(layer.id);
