@@ -232,16 +232,18 @@ int64_t SearchSize::bytes() const {
 namespace {
 
 // What one FactoredEdgeTraffic can hold on `devices`: its dense prefix sums up to their
-// budget, per dimension and pair of degrees (divisors of D) five arrays of up to D + 1
-// entries, and the node boxes of both sides' configurations.
+// budget, per dimension and pair of degrees (divisors of D) six arrays of up to D + 1
+// entries, the node boxes (first boxes and grid cells) of both sides' configurations and
+// the tables of node classes.
 int64_t pricing_bound(const DeviceGraph& devices, int64_t most_configs) {
   constexpr int64_t kTableHeader = 256, kMapNode = 64;
   const int64_t d = devices.device_count(), nodes = devices.nodes();
   int64_t divisors = 0;
   for (int64_t v = 1; v <= d; ++v) divisors += d % v == 0 ? 1 : 0;
-  const int64_t tables = kNumDims * divisors * divisors * (kTableHeader + 5 * (d + 1) * int64_t{sizeof(int64_t)});
-  const int64_t boxes = 2 * most_configs * (kMapNode + kTableHeader + nodes * (1 + 2 * 4 * kNumDims + 4));
-  return FactoredEdgeTraffic::kDenseBudgetBytes + tables + boxes;
+  const int64_t tables = kNumDims * divisors * divisors * (kTableHeader + 6 * (d + 1) * int64_t{sizeof(int64_t)});
+  const int64_t boxes = 2 * most_configs * (kMapNode + kTableHeader + nodes * (1 + 3 * 4 * kNumDims + 4));
+  const int64_t classes = FactoredEdgeTraffic::most_class_bytes(devices.nodes(), devices.gpus_per_node());
+  return FactoredEdgeTraffic::kDenseBudgetBytes + tables + boxes + classes + d * int64_t{sizeof(int)};
 }
 
 // Configurations and device ids of one unit from its degree vectors alone.

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -36,16 +39,6 @@ void edge_traffic_by_pairs(const ModelGraph& graph, const Layer& consumer, int s
 namespace {
 
 using Coords = std::array<int, kNumDims>;
-
-// Tiles on devices first..first+p-1 with first a multiple of p.
-bool on_aligned_block(const Configuration& c) {
-  const int first = c.devices.front();
-  if (first % c.tiles() != 0) return false;
-  for (int t = 0; t < c.tiles(); ++t) {
-    if (c.devices[static_cast<size_t>(t)] != first + t) return false;
-  }
-  return true;
-}
 
 // Tile numbering order, outermost first (geometry.h): n, h, w, c.
 constexpr std::array<int, kNumDims> kTileOrder = {0, 2, 3, 1};
@@ -106,10 +99,19 @@ FactoredEdgeTraffic::FactoredEdgeTraffic(const ModelGraph& graph, const Layer& c
   for (int v = 1; v <= count; ++v) {
     if (count % v == 0) rank_of_[static_cast<size_t>(v)] = divisors_++;
   }
+  consecutive_.resize(static_cast<size_t>(count));
+  std::iota(consecutive_.begin(), consecutive_.end(), 0);
   tables_.resize(static_cast<size_t>(kNumDims) * table_size(divisors_, divisors_));
   built_.assign(tables_.size(), 0);
-  bytes_ = static_cast<int64_t>(rank_of_.capacity() * sizeof(int) + tables_.capacity() * sizeof(DimTable) +
-                                built_.capacity());
+  bytes_ = static_cast<int64_t>((rank_of_.capacity() + consecutive_.capacity()) * sizeof(int) +
+                                tables_.capacity() * sizeof(DimTable) + built_.capacity());
+}
+
+bool FactoredEdgeTraffic::on_aligned_block(const Configuration& c) const {
+  const int first = c.devices.front(), tiles = c.tiles();
+  if (first < 0 || first % tiles != 0 || first > devices_.device_count() - tiles) return false;
+  // memcmp against 0, 1, 2, ...: pricing checks both sides of every pair, up to 1024 devices each.
+  return std::memcmp(c.devices.data(), consecutive_.data() + first, static_cast<size_t>(tiles) * sizeof(int)) == 0;
 }
 
 int64_t FactoredEdgeTraffic::DimTable::below(int64_t x, int jlo, int jhi) const {
@@ -168,9 +170,14 @@ const FactoredEdgeTraffic::DimTable& FactoredEdgeTraffic::table(int d, int pdeg,
     }
   }
   t.sent_to_all.assign(static_cast<size_t>(pdeg), 0);
-  for (int i = 0; i < pdeg; ++i) t.sent_to_all[static_cast<size_t>(i)] = t.over_j(i, 0, qdeg - 1);
+  t.sent_prefix.assign(static_cast<size_t>(pdeg) + 1, 0);
+  for (int i = 0; i < pdeg; ++i) {
+    const auto i_i = static_cast<size_t>(i);
+    t.sent_to_all[i_i] = t.over_j(i, 0, qdeg - 1);
+    t.sent_prefix[i_i + 1] = t.sent_prefix[i_i] + t.sent_to_all[i_i];
+  }
   dense_bytes_ += held(t.sum_j);
-  bytes_ += held(t.sum_j) + held(t.sent_to_all);
+  bytes_ += held(t.sum_j) + held(t.sent_to_all) + held(t.sent_prefix);
   return t;
 }
 
@@ -230,12 +237,38 @@ const FactoredEdgeTraffic::NodeBoxes& FactoredEdgeTraffic::node_boxes(const Conf
     b.more[i_k + 1] = static_cast<int>(b.more_lo.size());
   }
   b.one_box = b.more_lo.empty();
+  find_grid(config, b);
   constexpr int64_t kHashNode = 64;  // the map's node and bucket, about
-  bytes_ += kHashNode + static_cast<int64_t>(sizeof(NodeBoxes) + b.has.capacity() +
-                                             (b.lo.capacity() + b.hi.capacity()) * sizeof(Coords) +
-                                             b.more.capacity() * sizeof(int) +
-                                             (b.more_lo.capacity() + b.more_hi.capacity()) * sizeof(Coords));
+  bytes_ += kHashNode + static_cast<int64_t>(
+                            sizeof(NodeBoxes) + b.has.capacity() +
+                            (b.lo.capacity() + b.hi.capacity()) * sizeof(Coords) + b.more.capacity() * sizeof(int) +
+                            (b.more_lo.capacity() + b.more_hi.capacity() + b.cell.capacity()) * sizeof(Coords));
   return b;
+}
+
+void FactoredEdgeTraffic::find_grid(const Configuration& config, NodeBoxes& b) const {
+  b.grid = false;
+  const int g = devices_.gpus_per_node(), first = config.devices.front();
+  if (!b.valid || first % g != 0 || config.tiles() % g != 0) return;
+  b.first_full = first / g;
+  b.full = config.tiles() / g;
+  const auto f0 = static_cast<size_t>(b.first_full);
+  for (size_t d = 0; d < kNumDims; ++d) {
+    b.extent[d] = b.hi[f0][d] - b.lo[f0][d] + 1;
+    if (config.degrees.d[d] % b.extent[d] != 0) return;
+    b.cells.d[d] = config.degrees.d[d] / b.extent[d];
+  }
+  if (b.cells.product() != b.full) return;
+  b.cell.assign(b.lo.size(), Coords{});
+  for (int i = 0; i < b.full; ++i) {
+    const auto k = f0 + static_cast<size_t>(i);
+    if (b.more[k + 1] != b.more[k]) return;
+    b.cell[k] = tile_coords(b.cells, i);
+    for (size_t d = 0; d < kNumDims; ++d) {
+      if (b.lo[k][d] != b.cell[k][d] * b.extent[d] || b.hi[k][d] != b.lo[k][d] + b.extent[d] - 1) return;
+    }
+  }
+  b.grid = true;
 }
 
 bool FactoredEdgeTraffic::dim_tables(const Degrees& pd, const Degrees& qd, DimTables& dim) {
@@ -368,7 +401,6 @@ bool FactoredEdgeTraffic::compute(const Configuration& producer, const Configura
                                   EdgeTraffic& out) {
   if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
   const int count = devices_.device_count();
-  if (producer.devices.back() >= count || consumer_config.devices.back() >= count) return false;
   DimTables dim{};
   if (!dim_tables(producer.degrees, consumer_config.degrees, dim)) return false;
   const NodeBoxes& pb = node_boxes(producer);
@@ -408,56 +440,237 @@ Cover cover(const Configuration& c, int k, int g) {
   return k * g >= first && (k + 1) * g <= end ? Cover::kFull : Cover::kPartial;
 }
 
-}  // namespace
-
-// Nodes whose tiles are those of another node moved along the samples by the same number of
-// elements on both sides hold the same figures: along the samples every region is the
-// output's own range (DimTable::translates), and a shift of the tile index by a multiple
-// of a configuration's tiles per sample block (tiles / n degree) leaves every other
-// coordinate as it was. Both configurations start at device 0 (the default first-block
-// placement); a shift of s tiles moves a configuration's samples by s * batch / tiles
-// elements, the same on both sides when both have equal tile counts, or when only one
-// side is on the node. So the class of a node is which sides fully cover it and its first
-// tile modulo the period; a node covered in part is a class of its own.
-FactoredEdgeTraffic::Periods FactoredEdgeTraffic::node_periods(const Frame& f) {
-  if (f.producer.devices.front() != 0 || f.consumer.devices.front() != 0 || !f.dim[0]->translates) return {};
-  const int g = f.gpus_per_node;
-  const int p_block = f.producer.tiles() / f.producer.degrees[0];
-  const int q_block = f.consumer.tiles() / f.consumer.degrees[0];
-  const int both = f.producer.tiles() == f.consumer.tiles() ? std::lcm(g, std::lcm(p_block, q_block)) : 0;
-  return {both, std::lcm(g, p_block), std::lcm(g, q_block)};
+// Of a configuration that covers node k fully: where the node's first tile lies in its sample
+// block (tiles / n degree, the tiles of one n index), and the n indices of the node's tiles.
+struct NodeSpan {
+  int phase = 0, first_n = 0, last_n = -1;
+};
+NodeSpan span(const Configuration& c, int k, int g) {
+  const int first = k * g - c.devices.front();
+  const int block = c.tiles() / c.degrees[0];
+  return {first % block, first / block, (first + g - 1) / block};
 }
 
-int FactoredEdgeTraffic::node_class(const Frame& f, const Periods& periods, int k) const {
+// Keys that would hold more overlaps than this per GPU of a node are not worth comparing:
+// such a node is visited instead.
+constexpr int kMostOverlapsPerGpu = 8;
+// The most a node_key() holds: its kind, two phases, sent_to_all and need of up to g n
+// indices each, and up to kMostOverlapsPerGpu * g overlaps. A grid_key() holds less.
+size_t most_key_entries(int g) { return 3 + (2 + kMostOverlapsPerGpu) * static_cast<size_t>(g); }
+// grid_key() numbers pairs of cells per dimension in a table of at most this many entries.
+constexpr size_t kMostCellPairs = size_t{1} << 14;
+constexpr int kDimNumberBits = 16;  // of a dim_number() in a grid_key()
+
+}  // namespace
+
+// Node k's figures are sums over its tiles (and maxima over its devices) of products over the
+// dimensions of what the tables say of tile coordinates. A side that covers the node fully holds
+// its tiles first..first+g-1 (first = k*g - its first device). The tile order puts n outermost,
+// so those tiles' coordinates along every other dimension, their n indices less the node's
+// first, and the node's boxes depend only on first modulo the sample block: the phase. So the
+// figures depend on which sides cover the node fully, the phases, and along the samples on what
+// the table says of the n indices the node spans: each producer index's sent_to_all, each
+// consumer index's need and the overlap of every such pair (the sums over_i and over_j of the
+// node's ranges are sums of these overlaps). That is the key.
+bool FactoredEdgeTraffic::node_key(const Frame& f, int k, std::vector<int64_t>& key) {
   const int g = f.gpus_per_node;
   const Cover pc = cover(f.producer, k, g), qc = cover(f.consumer, k, g);
-  if (pc == Cover::kPartial || qc == Cover::kPartial) return -1;
-  const int kind = pc == Cover::kFull ? (qc == Cover::kFull ? 0 : 1) : 2;
-  const int period = periods[static_cast<size_t>(kind)];
-  if (period == 0) return -1;
-  return kind * devices_.nodes() + (k * g % period) / g;
+  if (pc == Cover::kPartial || qc == Cover::kPartial) return false;
+  const DimTable& t = *f.dim[0];
+  const NodeSpan p = pc == Cover::kFull ? span(f.producer, k, g) : NodeSpan{};
+  const NodeSpan q = qc == Cover::kFull ? span(f.consumer, k, g) : NodeSpan{};
+  const int64_t overlaps = int64_t{p.last_n - p.first_n + 1} * (q.last_n - q.first_n + 1);
+  if (overlaps > int64_t{kMostOverlapsPerGpu} * g) return false;
+  key.clear();
+  key.push_back((pc == Cover::kFull ? 1 : 0) + (qc == Cover::kFull ? 2 : 0));
+  key.push_back(p.phase);
+  for (int i = p.first_n; i <= p.last_n; ++i) key.push_back(t.sent_to_all[static_cast<size_t>(i)]);
+  key.push_back(q.phase);
+  for (int j = q.first_n; j <= q.last_n; ++j) key.push_back(t.need(j));
+  for (int i = p.first_n; i <= p.last_n; ++i) {
+    for (int j = q.first_n; j <= q.last_n; ++j) key.push_back(t.overlap_at(i, j));
+  }
+  return true;
+}
+
+// On a node both grids cover, each side holds one box of its cell's extent, and device i of
+// the node holds the i-th tile of each box in tile order. So the figures depend on the extents
+// (the same on every such node) and, per dimension, on what the table says of the two cells'
+// index ranges: sent_to_all over the producer's, need over the consumer's and the overlap of
+// every pair. Those are numbered per dimension once per pair of cells (dim_number()), and the
+// key packs the four numbers.
+bool FactoredEdgeTraffic::grid_key(const Frame& f, int k, uint64_t& key) {
+  const NodeBoxes &pb = f.pb, &qb = f.qb;
+  if (k < pb.first_full || k >= pb.first_full + pb.full || k < qb.first_full || k >= qb.first_full + qb.full) {
+    return false;
+  }
+  const auto i_k = static_cast<size_t>(k);
+  key = 0;
+  for (size_t d = 0; d < kNumDims; ++d) {
+    CellClass& known = cell_classes_[d][flat_index(pb.cell[i_k][d], qb.cells.d[d], qb.cell[i_k][d])];
+    if (known.stamp != stamp_) {
+      const int number = dim_number(f, d, pb.lo[i_k][d], pb.hi[i_k][d], qb.lo[i_k][d], qb.hi[i_k][d]);
+      if (number < 0) return false;
+      known = {stamp_, number};
+    }
+    key = key << kDimNumberBits | static_cast<uint64_t>(known.number);
+  }
+  return true;
+}
+
+int FactoredEdgeTraffic::dim_number(const Frame& f, size_t d, int plo, int phi, int qlo, int qhi) {
+  const DimTable& t = *f.dim[d];
+  dim_key_.clear();
+  dim_key_.push_back(static_cast<int64_t>(d));
+  if ((phi - plo + 1) * (qhi - qlo + 1) > kMostOverlapsPerGpu * f.gpus_per_node) return -1;
+  // Where the required regions translate, every sent_to_all is psize and every need the
+  // consumer's tile size: the overlaps say it all. The marker is negative, unlike any sent_to_all.
+  if (t.translates) {
+    dim_key_.push_back(-1);
+  } else {
+    for (int i = plo; i <= phi; ++i) dim_key_.push_back(t.sent_to_all[static_cast<size_t>(i)]);
+    for (int j = qlo; j <= qhi; ++j) dim_key_.push_back(t.need(j));
+  }
+  for (int i = plo; i <= phi; ++i) {
+    for (int j = qlo; j <= qhi; ++j) dim_key_.push_back(t.overlap_at(i, j));
+  }
+  bool added = false;
+  const int number = dim_classes_.find_or_add(dim_key_.data(), dim_key_.size(), added);
+  return number < (1 << kDimNumberBits) ? number : -1;
+}
+
+int FactoredEdgeTraffic::one_side_run_end(const Frame& f, int k, bool& producer) {
+  const int g = f.gpus_per_node;
+  for (const bool p : {true, false}) {
+    const NodeBoxes& own = p ? f.pb : f.qb;
+    const Configuration& other = p ? f.consumer : f.producer;
+    const int other_first = other.devices.front() / g, other_last = (other.devices.front() + other.tiles() - 1) / g;
+    if (!own.grid || k < own.first_full || k >= own.first_full + own.full) continue;
+    if (k >= other_first && k <= other_last) continue;
+    producer = p;
+    int end = own.first_full + own.full;
+    if (k < other_first) end = std::min(end, other_first);
+    return end;
+  }
+  return k;
+}
+
+// A node that one side covers and the other does not moves nothing within itself: its network
+// elements are, for the producer, what its tiles send (Π_d Σ sent_to_all over its box) and, for
+// the consumer, what its tiles need (Π_d Σ need), which the consumer's also adds to the total.
+// Nodes first..end-1 are a run of the side's grid cells: a few boxes of cells, and over a box of
+// cells the maximum and sum of such products are products of per-dimension maxima and sums.
+void FactoredEdgeTraffic::one_side_nodes(const Frame& f, bool producer, int first, int end, TrafficSummary& out) {
+  const NodeBoxes& b = producer ? f.pb : f.qb;
+  run_lo_.clear();
+  run_hi_.clear();
+  append_run_boxes(b.cells, 0, first - b.first_full, end - b.first_full, Coords{}, Coords{}, run_lo_, run_hi_);
+  for (size_t box = 0; box < run_lo_.size(); ++box) {
+    int64_t most = 1, sum = 1;
+    for (size_t d = 0; d < kNumDims; ++d) {
+      const std::vector<int64_t>& prefix = producer ? f.dim[d]->sent_prefix : f.dim[d]->size_prefix;
+      const int e = b.extent[d];
+      auto at = [&](int cell) { return prefix[static_cast<size_t>(cell) * static_cast<size_t>(e)]; };
+      int64_t most_d = 0;
+      for (int cell = run_lo_[box][d]; cell <= run_hi_[box][d]; ++cell)
+        most_d = std::max(most_d, at(cell + 1) - at(cell));
+      most *= most_d;
+      sum *= at(run_hi_[box][d] + 1) - at(run_lo_[box][d]);
+    }
+    out.busiest_node = std::max(out.busiest_node, most);
+    if (!producer) out.total += sum;
+  }
+}
+
+int64_t FactoredEdgeTraffic::most_class_bytes(int nodes, int gpus_per_node) {
+  const auto n = static_cast<int64_t>(nodes), entries = static_cast<int64_t>(most_key_entries(gpus_per_node));
+  constexpr auto kKeySlot = static_cast<int64_t>(KeyTable::kSlotBytes);
+  constexpr auto kWordSlot = static_cast<int64_t>(WordTable::kSlotBytes);
+  constexpr auto kCellClass = static_cast<int64_t>(sizeof(CellClass));
+  auto slots = [](int64_t keys) { return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(2 * keys + 1))); };
+  const int64_t keys =
+      (slots(n) + slots(kNumDims * n)) * kKeySlot + (n + kNumDims * n) * entries * 8;  // entries of 8 bytes
+  const int64_t scratch = (2 * n + 2 * entries) * 8 + int64_t{4} * kNumDims * static_cast<int64_t>(sizeof(Coords));
+  return keys + slots(n) * kWordSlot + scratch + kNumDims * static_cast<int64_t>(kMostCellPairs) * kCellClass;
+}
+
+void FactoredEdgeTraffic::prepare_classes() {
+  if (node_key_.capacity() > 0) return;
+  const auto nodes = static_cast<size_t>(devices_.nodes());
+  const int g = devices_.gpus_per_node();
+  // Every node adds at most one class and, per dimension, one pair of cells.
+  node_classes_.reserve(nodes, nodes * most_key_entries(g));
+  dim_classes_.reserve(kNumDims * nodes, kNumDims * nodes * most_key_entries(g));
+  grid_classes_.reserve(nodes);
+  class_total_.assign(2 * nodes, 0);
+  node_key_.reserve(most_key_entries(g));
+  dim_key_.reserve(most_key_entries(g));
+  run_lo_.reserve(size_t{2} * kNumDims);
+  run_hi_.reserve(size_t{2} * kNumDims);
+  bytes_ +=
+      node_classes_.bytes() + grid_classes_.bytes() + dim_classes_.bytes() +
+      static_cast<int64_t>((class_total_.capacity() + node_key_.capacity() + dim_key_.capacity()) * sizeof(int64_t) +
+                           (run_lo_.capacity() + run_hi_.capacity()) * sizeof(Coords));
+}
+
+// Whether grid_key() applies to this pair; sizes its tables of pairs of cells.
+bool FactoredEdgeTraffic::prepare_cell_classes(const Frame& f) {
+  if (!f.pb.grid || !f.qb.grid) return false;
+  for (size_t d = 0; d < kNumDims; ++d) {
+    const size_t pairs = table_size(f.pb.cells.d[d], f.qb.cells.d[d]);
+    if (pairs > kMostCellPairs) return false;
+    std::vector<CellClass>& cells = cell_classes_[d];
+    if (cells.size() < pairs) {
+      bytes_ += static_cast<int64_t>((pairs - cells.size()) * sizeof(CellClass));
+      cells.resize(pairs);
+    }
+  }
+  return true;
 }
 
 template <bool kMoreBoxes>
 void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
   const int g = f.gpus_per_node;
-  const size_t classes = size_t{3} * static_cast<size_t>(devices_.nodes());
-  if (class_stamp_.size() != classes) {
-    class_stamp_.assign(classes, -1);
-    class_total_.assign(classes, 0);
-    bytes_ += static_cast<int64_t>(2 * classes * sizeof(int64_t));
-  }
+  prepare_classes();
   ++stamp_;
+  node_classes_.clear();
+  grid_classes_.clear();
+  dim_classes_.clear();
+  const bool grids = prepare_cell_classes(f);
   const int pfirst = f.producer.devices.front(), qfirst = f.consumer.devices.front();
   const int first_node = std::min(pfirst, qfirst) / g;
   const int last_node = (std::max(pfirst + f.producer.tiles(), qfirst + f.consumer.tiles()) - 1) / g;
-  const Periods periods = node_periods(f);
+  // Nodes that both sides reach: never one side's alone.
+  const int both_first = std::max(pfirst, qfirst) / g;
+  const int both_last = (std::min(pfirst + f.producer.tiles(), qfirst + f.consumer.tiles()) - 1) / g;
   Cursor q_at, p_at;
   for (int k = first_node; k <= last_node; ++k) {
-    const int c = node_class(f, periods, k);
-    if (c >= 0 && class_stamp_[static_cast<size_t>(c)] == stamp_) {
-      out.total += class_total_[static_cast<size_t>(c)];
+    bool producer_side = false;
+    if (const int end = k >= both_first && k <= both_last ? k : one_side_run_end(f, k, producer_side); end > k) {
+      one_side_nodes(f, producer_side, k, end, out);
+      k = end - 1;
       continue;
+    }
+    // The class total of this node: grid classes after the others.
+    int64_t* class_total = nullptr;
+    bool added = true;
+    uint64_t grid = 0;
+    const bool grid_node = grids && grid_key(f, k, grid);
+    if (grid_node) {
+      const int number = grid_classes_.find_or_add(grid, added);
+      if (number >= 0) class_total = &class_total_[static_cast<size_t>(devices_.nodes()) + static_cast<size_t>(number)];
+    } else if (node_key(f, k, node_key_)) {
+      const int number = node_classes_.find_or_add(node_key_.data(), node_key_.size(), added);
+      if (number >= 0) class_total = &class_total_[static_cast<size_t>(number)];
+    }
+    if (class_total && !added) {
+      out.total += *class_total;
+      continue;
+    }
+    if (grid_node) {  // the node's first tiles are its boxes' lowest corners: no tile_coords()
+      const auto i_k = static_cast<size_t>(k);
+      q_at = {k * g - qfirst, f.qb.lo[i_k], f.pb.lo[i_k]};
+      p_at = {k * g - pfirst, f.pb.lo[i_k], f.qb.lo[i_k]};
     }
     int64_t net_in = 0, net_out = 0, total = 0;
     const int qb = std::clamp(k * g - qfirst, 0, f.consumer.tiles());
@@ -475,15 +688,13 @@ void FactoredEdgeTraffic::summarize_nodes(const Frame& f, TrafficSummary& out) {
     });
     out.busiest_node = std::max({out.busiest_node, net_in, net_out});
     out.total += total;
-    if (c >= 0) class_stamp_[static_cast<size_t>(c)] = stamp_, class_total_[static_cast<size_t>(c)] = total;
+    if (class_total) *class_total = total;
   }
 }
 
 bool FactoredEdgeTraffic::summary(const Configuration& producer, const Configuration& consumer_config,
                                   TrafficSummary& out) {
   if (!on_aligned_block(producer) || !on_aligned_block(consumer_config)) return false;
-  const int count = devices_.device_count();
-  if (producer.devices.back() >= count || consumer_config.devices.back() >= count) return false;
   DimTables dim{};
   if (!dim_tables(producer.degrees, consumer_config.degrees, dim)) return false;
   const NodeBoxes& pb = node_boxes(producer);

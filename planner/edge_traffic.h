@@ -19,6 +19,7 @@
 
 #include "common/index.h"
 #include "model/geometry.h"
+#include "planner/key_table.h"
 #include "topology/device_graph.h"
 
 namespace layerplan {
@@ -61,6 +62,8 @@ class FactoredEdgeTraffic {
   static constexpr int64_t kDenseBudgetBytes = int64_t{8} << 20;
   // Bytes this edge's tables, node boxes and scratch hold now (they only grow).
   int64_t bytes() const { return bytes_; }
+  // At most what summary()'s tables of node classes take on `nodes` nodes of `gpus_per_node`.
+  static int64_t most_class_bytes(int nodes, int gpus_per_node);
 
   int consumer_id() const { return consumer_.id; }
   int slot() const { return slot_; }
@@ -69,8 +72,7 @@ class FactoredEdgeTraffic {
   // an aligned block of consecutive devices, or a degree does not divide the device count.
   bool compute(const Configuration& producer, const Configuration& consumer_config, EdgeTraffic& out);
   // summarize() of what compute() fills, without per-device arrays, and visiting one node of
-  // each class of nodes whose traffic is the same up to a shift along the samples (see
-  // node_periods()); false where compute() is.
+  // each class of nodes whose traffic is the same (see node_key()); false where compute() is.
   bool summary(const Configuration& producer, const Configuration& consumer_config, TrafficSummary& out);
 
  private:
@@ -86,6 +88,7 @@ class FactoredEdgeTraffic {
     std::vector<int64_t> size_prefix;  // [j + 1]: Σ_{j' < j} (hi - lo)
     std::vector<int64_t> lo_prefix;    // [j + 1]: Σ_{j' < j} lo
     std::vector<int64_t> sent_to_all;  // [i]: Σ_j overlap(i, j)
+    std::vector<int64_t> sent_prefix;  // [i + 1]: Σ_{i' < i} sent_to_all[i']
     // [i * (Q + 1) + j]: Σ_{j' < j} overlap(i, j'), kept only while P x (Q + 1) is at most
     // the dense limit (every table up to 256 devices), where it is faster than below().
     std::vector<int64_t> sum_j;
@@ -123,8 +126,20 @@ class FactoredEdgeTraffic {
     std::vector<std::array<int, kNumDims>> lo, hi;            // [node]: its first box
     std::vector<int> more;                                    // [node + 1]
     std::vector<std::array<int, kNumDims>> more_lo, more_hi;  // further boxes
+    // Whether the nodes it covers fully form a grid: `full` nodes from node first_full on, the
+    // i-th of them holding one box of `extent` tiles per dimension at the digits of i in
+    // `cells` (boxes per dimension, in tile order) times `extent`. Always so for powers of two
+    // when the tiles fill whole nodes.
+    bool grid = false;
+    int first_full = 0, full = 0;
+    Degrees cells;
+    std::array<int, kNumDims> extent{};
+    std::vector<std::array<int, kNumDims>> cell;  // [node]: its cell, where grid
   };
+  // Tiles on devices first..first+p-1 of this graph, with first a multiple of p.
+  bool on_aligned_block(const Configuration& c) const;
   const NodeBoxes& node_boxes(const Configuration& config);  // cached by degrees and block
+  void find_grid(const Configuration& config, NodeBoxes& b) const;
 
   using Coords = std::array<int, kNumDims>;
   using DimTables = std::array<const DimTable*, kNumDims>;
@@ -165,12 +180,24 @@ class FactoredEdgeTraffic {
   // producer tile p shares with the regions of node k's further consumer boxes.
   template <bool kMoreBoxes>
   void summarize_nodes(const Frame& f, TrafficSummary& out);
-  // The period, in tiles, of nodes that both sides cover, only the producer, only the consumer
-  // covers; all 0 when no two nodes are alike.
-  using Periods = std::array<int, 3>;
-  static Periods node_periods(const Frame& f);
-  // Node k's class (an index below 3 * nodes), or -1 when it is a class of its own.
-  int node_class(const Frame& f, const Periods& periods, int k) const;
+  // Writes to `key` what node k's figures depend on, so that nodes with equal keys have equal
+  // figures; false (a class of its own) when a side covers the node in part.
+  static bool node_key(const Frame& f, int k, std::vector<int64_t>& key);
+  // The same for a node both sides cover fully, where both sides' full nodes form grids: per
+  // dimension, the number of what the table says of the node's two cells, packed in one word;
+  // false for other nodes or where the numbers take too much room.
+  bool grid_key(const Frame& f, int k, uint64_t& key);
+  // The number of what dimension d's table says of producer indices plo..phi and consumer
+  // indices qlo..qhi among this pair's; -1 when out of room.
+  int dim_number(const Frame& f, size_t d, int plo, int phi, int qlo, int qhi);
+  // Nodes first..end-1, fully covered by one side (`producer` or not) and not at all by the
+  // other, from the side's grid: each node's network elements are a product of per-dimension
+  // sums, and so are their maximum and sum over a box of cells.
+  void one_side_nodes(const Frame& f, bool producer, int first, int end, TrafficSummary& out);
+  // The node after k up to which every node is like k fully covered by one side and not by
+  // the other, that side's full nodes forming a grid; k itself when k is not such a node.
+  // `producer` says which side.
+  static int one_side_run_end(const Frame& f, int k, bool& producer);
   static int64_t more_boxes_received(const Frame& f, size_t k, const Coords& q);
   static int64_t more_boxes_sent(const Frame& f, size_t k, const Coords& p);
 
@@ -180,13 +207,26 @@ class FactoredEdgeTraffic {
   const DeviceGraph& devices_;
   int64_t dense_entries_;
   // Degrees are divisors of the device count; tables are indexed by a divisor's rank.
+  std::vector<int> consecutive_;  // 0, 1, ..., device count - 1
   std::vector<int> rank_of_;      // [degree] -> rank among the divisors, or -1
   int divisors_ = 0;              // how many divisors the device count has
   std::vector<DimTable> tables_;  // [dim][rank P][rank Q], built on first use
   std::vector<char> built_;
   std::unordered_map<uint64_t, NodeBoxes> node_boxes_;
-  // summary(): per node class, the stamp of the pair that last saw it and its total.
-  std::vector<int64_t> class_stamp_, class_total_;
+  // summary(): this pair's node classes (their keys, totals), the numbers of what the
+  // tables say of a pair of cells per dimension, and those numbers per dimension and cells
+  // (stamped with the pair they were set for).
+  void prepare_classes();  // sizes these on first use
+  bool prepare_cell_classes(const Frame& f);
+  KeyTable node_classes_, dim_classes_;
+  WordTable grid_classes_;
+  std::vector<int64_t> class_total_, node_key_, dim_key_;
+  std::vector<Coords> run_lo_, run_hi_;  // one_side_nodes(): boxes of cells
+  struct CellClass {
+    int64_t stamp = -1;
+    int number = 0;
+  };
+  std::array<std::vector<CellClass>, kNumDims> cell_classes_;
   int64_t stamp_ = 0;
   int64_t dense_bytes_ = 0;  // of the tables' sum_j
   int64_t bytes_ = 0;        // see bytes()

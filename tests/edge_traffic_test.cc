@@ -3,7 +3,11 @@
 // configurations the search can produce.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <initializer_list>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/zoo.h"
@@ -156,6 +160,41 @@ void expect_same_traffic_on_every_edge(const ModelGraph& g, const DeviceGraph& d
 TEST(EdgeTrafficTest, SummaryEqualsPairEnumerationOnManySmallNodes) {
   expect_same_traffic_on_every_edge(every_kind(32), cluster(16, 2), PlacementRule::kFirstBlock);
   expect_same_traffic_on_every_edge(every_kind_by_three(24), cluster(12, 2), PlacementRule::kFirstBlock);
+}
+
+// Random shapes and windows on clusters of many small nodes, where summary() finds most nodes'
+// traffic in a class seen before (node classes, grid cells, runs of nodes one side alone
+// covers): it must give what enumerating every tile pair gives.
+ModelGraph random_chain(std::mt19937& rng) {
+  auto pick = [&](std::initializer_list<int> values) {
+    std::uniform_int_distribution<size_t> at(0, values.size() - 1);
+    return *(values.begin() + static_cast<std::ptrdiff_t>(at(rng)));
+  };
+  ModelGraph g("random_chain");
+  const int64_t batch = pick({16, 32, 48, 64});
+  const int side = pick({8, 12, 16});
+  int x = g.input("input", {{batch, pick({2, 3, 4}), side, side}});
+  x = g.conv2d("conv_a", x, pick({4, 8, 16}), Window::square(pick({1, 3}), 1, 1), true);
+  const int k = pick({1, 3});
+  x = g.conv2d("conv_b", x, pick({8, 16, 32}), Window::square(k, pick({1, 2}), k / 2), false);
+  x = g.max_pool("pool", x, Window::square(pick({2, 3}), 2, 0));
+  x = g.batch_norm("bn", x);
+  x = g.global_avg_pool("gap", x);
+  x = g.flatten("flatten", x);
+  g.fully_connected("fc", x, pick({8, 16}));
+  return g;
+}
+
+TEST(EdgeTrafficTest, SummaryEqualsPairEnumerationOnRandomShapesAndManyNodes) {
+  std::mt19937 rng(20261207);
+  const std::vector<std::pair<int, int>> clusters = {{16, 2}, {8, 4}, {32, 1}, {4, 8}, {6, 2}};
+  for (int round = 0; round < 5; ++round) {
+    const ModelGraph g = random_chain(rng);
+    const auto [nodes, gpus] = clusters[static_cast<size_t>(round)];
+    SCOPED_TRACE("round " + std::to_string(round));
+    expect_same_traffic_on_every_edge(g, cluster(nodes, gpus), PlacementRule::kFirstBlock);
+    expect_same_traffic_on_every_edge(g, cluster(nodes, gpus), PlacementRule::kAlignedBlocks);
+  }
 }
 
 // 3 nodes x 4 (12 GPUs): a node's tiles need not form one box of tile coordinates
