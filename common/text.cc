@@ -1,6 +1,7 @@
 #include "common/text.h"
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 
 namespace layerplan {
@@ -26,6 +27,12 @@ std::string clipped(std::string_view text, size_t max_chars) {
   // Back off over UTF-8 continuation bytes (10xxxxxx) so no character is cut in half.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return std::string(text.substr(0, cut)) + "...";
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 std::string speed_words(double times_faster) {

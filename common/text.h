@@ -17,6 +17,9 @@ std::vector<std::string> split_commas(const std::string& text);
 inline constexpr size_t kMaxQuotedChars = 60;
 std::string clipped(std::string_view text, size_t max_chars = kMaxQuotedChars);
 
+// `text` with ASCII letters in lower case: what names typed in any case are compared by.
+std::string ascii_lower(std::string_view text);
+
 // How much faster one step is than another, in words a reader cannot misread: "1.44× faster"
 // when it is faster, "4.2 % slower" when it is not (where "0.96x faster" read as a gain).
 // `times_faster` is the other step's time over this one's, > 0.

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -67,17 +66,12 @@ void read_cluster_header(const json& cluster, const std::string& label, PlanHead
   if (const json* v = find_field(cluster, "gpu")) header.gpu = json_string(*v, label, "cluster.gpu");
 }
 
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // A SHA-256 field, as sha256_hex() writes it.
 std::string sha256_field(const json& value, const std::string& label, const std::string& name) {
   const std::string text = json_string(value, label, name);
   require(is_sha256_hex(text),
           label + ": " + name + " " + describe_json(value) + ": expected 64 hex digits, a SHA-256");
-  return lowercase(text);
+  return ascii_lower(text);
 }
 
 // model_file (null: a built-in model) and model_graph_sha256.
@@ -174,7 +168,7 @@ void require_owned_by_user_or_root(const InputFile& in) {
 void require_published_plan(const std::string& text, const std::string& label) {
   const char* expected = std::getenv(kPlanSha256Variable);
   if (expected == nullptr) return;
-  const std::string want = lowercase(expected);
+  const std::string want = ascii_lower(expected);
   require(is_sha256_hex(want), std::string(kPlanSha256Variable) + " '" + clipped(expected) +
                                    "': expected 64 hex digits, the SHA-256 of the plan file");
   const std::string have = sha256_hex(text);

@@ -1,13 +1,13 @@
 #include "model/profile_db.h"
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/limits.h"
+#include "common/text.h"
 #include "model/json_input.h"
 
 namespace layerplan {
@@ -18,12 +18,6 @@ namespace {
 
 constexpr const char* kFormatName = "layerplan-profile-db";
 constexpr int64_t kFormatVersion = 1;
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool has_window(LayerKind kind) {
   return kind == LayerKind::kConv2d || kind == LayerKind::kMaxPool || kind == LayerKind::kAvgPool;
@@ -107,9 +101,9 @@ const DeviceProfile::ShapeTable* DeviceProfile::table(const std::string& signatu
 
 DeviceProfile ProfileDb::for_device(std::string_view device, std::string_view precision) const {
   DeviceProfile profile{std::string(device), std::string(precision), source, devices()};
-  const std::string want = lowercase(device);
+  const std::string want = ascii_lower(device);
   for (const ProfileEntry& e : entries) {
-    if (e.precision == precision && lowercase(e.device) == want) profile.add(e);
+    if (e.precision == precision && ascii_lower(e.device) == want) profile.add(e);
   }
   return profile;
 }

@@ -133,17 +133,18 @@ std::shared_ptr<const DeviceProfile> measured_compute(const Row& row) {
   const ModelGraph graph = row_graph(row, base);
   const CostModel model(graph, devices);
   const std::vector<Configuration> configs = data_parallel(graph, base);
+  std::vector<PassTimes> modeled;
   double modeled_s = 0;
   for (const Layer& layer : graph.layers()) {
-    const PassTimes t = model.pass_times(layer, configs[static_cast<size_t>(layer.id)]);
-    modeled_s += t.forward_s + t.backward_s;
+    modeled.push_back(model.pass_times(layer, configs[static_cast<size_t>(layer.id)]));
+    modeled_s += modeled.back().forward_s + modeled.back().backward_s;
   }
   const double measured_s = static_cast<double>(row_batch(row, base)) / std::stod(row[kBaseImgS]);
   const double factor = measured_s / modeled_s;
   auto profile = std::make_shared<DeviceProfile>(devices.device().model, row[kPrecision], "figures.csv " + row[kId]);
   for (const Layer& layer : graph.layers()) {
     const Configuration& config = configs[static_cast<size_t>(layer.id)];
-    const PassTimes t = model.pass_times(layer, config);
+    const PassTimes& t = modeled[static_cast<size_t>(layer.id)];
     const TileShapes shapes = slowest_tile_shapes(graph, layer, config);
     ProfileEntry entry;
     entry.layer = layer;

@@ -1,7 +1,6 @@
 #include "topology/admin_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -16,12 +15,6 @@ namespace {
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return text;
-}
 
 const toml::table& as_table(const toml::node& node, const std::string& path, const std::string& name) {
   const toml::table* table = node.as_table();
@@ -44,7 +37,7 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
     const std::string qualified = where + "." + key;
     at_position(node, path, qualified, [&] {
       if (key == "name")
-        gpu.model.name = lower(read_string(node, path, key));
+        gpu.model.name = ascii_lower(read_string(node, path, key));
       else if (key == "match") {
         gpu.match = node.is_string() ? std::vector<std::string>{read_string(node, path, key)}
                                      : read_string_array(node, path, key);
@@ -160,7 +153,7 @@ void read_overrides(const toml::table& table, const std::string& path, TopologyO
     const std::string key(k.str());
     at_position(node, path, "overrides." + key, [&] {
       if (key == "gpu_model") {
-        out.gpu_model = lower(read_string(node, path, key));
+        out.gpu_model = ascii_lower(read_string(node, path, key));
       } else if (key == "nvlink_gbytes") {
         out.nvlink_gbytes = read_number(node, path, key);
         require_positive(*out.nvlink_gbytes, key);
@@ -334,7 +327,7 @@ AdminConfig admin_config_from_toml(const std::string& text, const std::string& p
 }
 
 const GpuModel& find_figures_by_name(const AdminConfig& config, const std::string& name) {
-  const std::string key = lower(name);
+  const std::string key = ascii_lower(name);
   for (const GpuFigures& gpu : config.gpus) {
     if (gpu.model.name == key) return gpu.model;
   }
@@ -349,10 +342,10 @@ const GpuModel& find_figures_by_name(const AdminConfig& config, const std::strin
 
 GpuModel figures_for_gpu(const AdminConfig& config, const std::string& discovered_model) {
   if (config.overrides.gpu_model) return find_figures_by_name(config, *config.overrides.gpu_model);
-  const std::string name = lower(discovered_model);
+  const std::string name = ascii_lower(discovered_model);
   for (const GpuFigures& gpu : config.gpus) {
     for (const std::string& part : gpu.match) {
-      if (name.find(lower(part)) != std::string::npos) return gpu.model;
+      if (name.find(ascii_lower(part)) != std::string::npos) return gpu.model;
     }
   }
   for (const GpuModel& m : gpu_catalog()) {

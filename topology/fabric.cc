@@ -1,16 +1,12 @@
 #include "topology/fabric.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "common/error.h"
+#include "common/text.h"
 
 namespace layerplan {
 
 Fabric parse_fabric(std::string_view text) {
-  std::string word(text);
-  std::transform(word.begin(), word.end(), word.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string word = ascii_lower(text);
   if (word == "rdma") return Fabric::kRdma;
   if (word == "tcp") return Fabric::kTcp;
   throw UsageError("unknown fabric '" + std::string(text) + "': expected rdma (InfiniBand, RoCE) or tcp (sockets)");

@@ -1,9 +1,7 @@
 #include "topology/gpu_catalog.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "common/error.h"
+#include "common/text.h"
 
 namespace layerplan {
 
@@ -12,12 +10,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 constexpr double kT = 1e12;
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return out;
-}
 }  // namespace
 
 const std::vector<std::pair<std::string, Precision>>& precision_words() {
@@ -27,7 +19,7 @@ const std::vector<std::pair<std::string, Precision>>& precision_words() {
 }
 
 Precision parse_precision(std::string_view text) {
-  const std::string p = lower(text);
+  const std::string p = ascii_lower(text);
   std::string expected;
   const auto& words = precision_words();
   for (size_t i = 0; i < words.size(); ++i) {
@@ -89,7 +81,7 @@ const std::vector<GpuModel>& gpu_catalog() {
 }
 
 const GpuModel& find_gpu_model(std::string_view name) {
-  const std::string key = lower(name);
+  const std::string key = ascii_lower(name);
   std::string known;
   for (const GpuModel& m : gpu_catalog()) {
     if (m.name == key) return m;

@@ -1,17 +1,14 @@
 #include "topology/tensor_layout.h"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace layerplan {
 
 TensorLayout parse_tensor_layout(std::string_view text) {
-  std::string word(text);
-  std::transform(word.begin(), word.end(), word.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string word = ascii_lower(text);
   if (word == "nhwc") return TensorLayout::kChannelsLast;
   if (word == "nchw") return TensorLayout::kChannelsFirst;
   throw UsageError("unknown tensor layout '" + std::string(text) +
