@@ -10,9 +10,6 @@ namespace layerplan::spank {
 namespace {
 
 constexpr size_t kMaxValueLength = 4096;  // PATH_MAX: longer values are certainly mistakes
-// 16 Mi images per step: far beyond any real batch, and small enough that tensor sizes
-// computed from it cannot overflow 64 bits.
-constexpr long long kMaxBatch = 1LL << 24;
 
 std::string checked_text(const char* value, const std::string& option, const std::string& expected) {
   require(value != nullptr && *value != '\0', option + " needs a value: expected " + expected);
@@ -26,9 +23,9 @@ bool is_mode_name(const std::string& text) {
   return text == "auto" || text == "layerwise" || text == "data" || text == "model" || text == "owt" || text == "off";
 }
 
-int64_t parse_batch(const std::string& text) {
+int64_t parse_batch(const std::string& text, const std::string& option) {
   const std::string expected =
-      "--layerplan-batch '" + text + "': expected a whole number of images from 1 to " + std::to_string(kMaxBatch);
+      option + " '" + text + "': expected a whole number of images from 1 to " + std::to_string(kMaxBatch);
   errno = 0;
   char* end = nullptr;
   const long long number = std::strtoll(text.c_str(), &end, 10);
@@ -64,7 +61,14 @@ void set_job_option(JobOptions& options, OptionId id, const char* value) {
       options.model = checked_text(value, "--layerplan-model", "a zoo model name or a model file");
       return;
     case OptionId::kBatch:
-      options.batch = parse_batch(checked_text(value, "--layerplan-batch", "a whole number, 1 or more"));
+      options.batch =
+          parse_batch(checked_text(value, "--layerplan-batch", "a whole number, 1 or more"), "--layerplan-batch");
+      options.batch_per_gpu.reset();
+      return;
+    case OptionId::kBatchPerGpu:
+      options.batch_per_gpu = parse_batch(checked_text(value, "--layerplan-batch-per-gpu", "a whole number, 1 or more"),
+                                          "--layerplan-batch-per-gpu");
+      options.batch.reset();
       return;
     case OptionId::kExplain:
       options.explain = true;

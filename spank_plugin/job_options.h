@@ -1,20 +1,25 @@
 #pragma once
-// What a job asked for with --layerplan, --layerplan-model, --layerplan-batch and
-// --layerplan-explain, validated as Slurm hands each value over. Pure: no Slurm calls, so
-// the option callbacks stay thin and the rules have unit tests.
+// What a job asked for with --layerplan, --layerplan-model, --layerplan-batch (or
+// --layerplan-batch-per-gpu) and --layerplan-explain, validated as Slurm hands each value over. Pure: no Slurm calls,
+// so the option callbacks stay thin and the rules have unit tests.
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace layerplan::spank {
 
-enum class OptionId { kMode = 1, kModel, kBatch, kExplain };
+enum class OptionId { kMode = 1, kModel, kBatch, kExplain, kBatchPerGpu };
+
+// 16 Mi images per step: far beyond any real batch, and small enough that tensor sizes
+// computed from it cannot overflow 64 bits.
+constexpr int64_t kMaxBatch = int64_t{1} << 24;
 
 struct JobOptions {
   std::optional<std::string> mode;       // auto | layerwise | data | model | owt | off
   std::optional<std::string> plan_file;  // --layerplan=PATH: a plan file used as is
   std::optional<std::string> model;      // zoo name or model file
   std::optional<int64_t> batch;          // global batch, >= 1
+  std::optional<int64_t> batch_per_gpu;  // images per GPU, >= 1; the two replace each other
   bool explain = false;
 };
 

@@ -287,6 +287,7 @@ std::string plan_inputs_key(const StepRequest& request, const NodeTopology& node
   add(text, request.plan_file.value_or(""));
   add(text, request.model);
   add(text, request.batch ? std::to_string(*request.batch) : "default");
+  add(text, request.batch_per_gpu ? std::to_string(*request.batch_per_gpu) + " per GPU" : "");
   add(text, request.explain ? "explain" : "");
   add(text, std::to_string(nodes));
   for (const GpuInfo& gpu : node.gpus) {

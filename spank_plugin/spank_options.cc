@@ -23,6 +23,10 @@ char kModelUsage[] = "[layerplan] Model to plan: a zoo name (layerplan models) o
 char kBatchName[] = "layerplan-batch";
 char kBatchArg[] = "N";
 char kBatchUsage[] = "[layerplan] Global batch: images per step over all GPUs (default: 32 per GPU).";
+char kBatchPerGpuName[] = "layerplan-batch-per-gpu";
+char kBatchPerGpuUsage[] =
+    "[layerplan] Images per step on each GPU, as DDP counts them: the global batch is N times the "
+    "step's GPUs (instead of --layerplan-batch).";
 char kExplainName[] = "layerplan-explain";
 char kExplainUsage[] = "[layerplan] Print the plan table into the job's output.";
 
@@ -55,6 +59,7 @@ struct spank_option kOptions[] = {
     {kModeName, kModeArg, kModeUsage, 1, static_cast<int>(OptionId::kMode), option_callback},
     {kModelName, kModelArg, kModelUsage, 1, static_cast<int>(OptionId::kModel), option_callback},
     {kBatchName, kBatchArg, kBatchUsage, 1, static_cast<int>(OptionId::kBatch), option_callback},
+    {kBatchPerGpuName, kBatchArg, kBatchPerGpuUsage, 1, static_cast<int>(OptionId::kBatchPerGpu), option_callback},
     {kExplainName, nullptr, kExplainUsage, 0, static_cast<int>(OptionId::kExplain), option_callback},
 };
 

@@ -19,12 +19,12 @@ StepPlan check_plan_file(const StepRequest& request, const NodeTopology& node, i
   const std::string label = "--layerplan plan file '" + path + "'";
   step.json = read_plan_text(path, label);
   const PlanHeader header = read_plan_header(step.json, label);
-  const int64_t batch = request.batch_given ? *request.batch : header.batch;
+  const int devices = nodes * node.gpu_count();
+  const int64_t batch = request.batch_given ? *step_batch(request, devices) : header.batch;
   require(batch >= 1, "--layerplan plan file '" + path + "' has no batch: give --layerplan-batch");
   // The plan's model file, by its recorded path or beside the plan, and checked against it.
   const ModelGraph graph = plan_model(path, header, request.model_given ? std::optional(request.model) : std::nullopt,
                                       config.slurm.model_path, batch);
-  const int devices = nodes * node.gpu_count();
   try {
     configurations_from_json(step.json, graph, devices);
   } catch (const UsageError& e) {
@@ -62,7 +62,7 @@ StepPlan plan_step(const StepRequest& request, const NodeTopology& node, int nod
   job.mode = parse_plan_mode(request.mode);
   job.model = request.model;
   job.model_path = config.slurm.model_path;
-  job.batch = request.batch;
+  job.batch = step_batch(request, nodes * node.gpu_count());
   job.nodes = nodes;
   job.time_budget_s = config.slurm.time_budget_s;
   job.min_gain = config.slurm.min_gain;

@@ -11,7 +11,8 @@ StepRequest resolve_step_request(const JobOptions& options, const SlurmDefaults&
   request.explain = options.explain;
   request.model_given = options.model.has_value();
   request.model = options.model.value_or(defaults.default_model);
-  request.batch_given = options.batch.has_value();
+  request.batch_given = options.batch.has_value() || options.batch_per_gpu.has_value();
+  request.batch_per_gpu = options.batch_per_gpu;
   if (options.batch) {
     request.batch = *options.batch;
   } else if (defaults.default_batch) {
@@ -25,10 +26,10 @@ StepRequest resolve_step_request(const JobOptions& options, const SlurmDefaults&
   }
   const std::string mode = options.mode.value_or(defaults.default_mode);
   if (mode == "off") {
-    const bool any = options.model || options.batch || options.explain;
+    const bool any = options.model || options.batch || options.batch_per_gpu || options.explain;
     if (any) {
       request.notes.push_back(
-          std::string("--layerplan-model, --layerplan-batch and --layerplan-explain have no effect: ") +
+          std::string("--layerplan-model, --layerplan-batch(-per-gpu) and --layerplan-explain have no effect: ") +
           "layerplan is off for this job (" + (options.mode ? "--layerplan=off" : "the cluster's default") + ")");
     }
     return request;
@@ -42,6 +43,15 @@ StepRequest resolve_step_request(const JobOptions& options, const SlurmDefaults&
   request.off = false;
   request.mode = mode;
   return request;
+}
+
+std::optional<int64_t> step_batch(const StepRequest& request, int devices) {
+  if (!request.batch_per_gpu) return request.batch;
+  const int64_t per_gpu = *request.batch_per_gpu;
+  require(devices >= 1 && per_gpu <= kMaxBatch / devices,
+          "--layerplan-batch-per-gpu " + std::to_string(per_gpu) + " on " + std::to_string(devices) +
+              " GPUs: expected a global batch of at most " + std::to_string(kMaxBatch) + " images");
+  return per_gpu * devices;
 }
 
 }  // namespace layerplan::spank

@@ -40,7 +40,8 @@ void check_submission(PluginState& s) {
     ::close(fd);
     if (!request.model_given) return;
   }
-  resolve_model(request.model, config.slurm.model_path, request.batch.value_or(1));  // throws naming the model
+  resolve_model(request.model, config.slurm.model_path,
+                request.batch_per_gpu.value_or(request.batch.value_or(1)));  // throws naming the model
 }
 
 }  // namespace

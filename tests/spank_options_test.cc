@@ -76,6 +76,41 @@ TEST(SpankOptions, BatchMustBeAWholeNumberOfOneOrMore) {
   EXPECT_EQ(o.batch, 16777216);
 }
 
+TEST(SpankOptions, BatchPerGpuIsCheckedAndReplacesTheGlobalBatchAndBack) {
+  JobOptions o;
+  for (const char* bad : {"0", "-1", "8 ", "16777217"}) {
+    EXPECT_THAT(usage_error(o, OptionId::kBatchPerGpu, bad),
+                HasSubstr(std::string("--layerplan-batch-per-gpu '") + bad + "'"))
+        << bad;
+  }
+  set_job_option(o, OptionId::kBatch, "512");       // #SBATCH --layerplan-batch=512
+  set_job_option(o, OptionId::kBatchPerGpu, "32");  // srun --layerplan-batch-per-gpu=32 inside it
+  EXPECT_EQ(o.batch_per_gpu, 32);
+  EXPECT_FALSE(o.batch);
+  set_job_option(o, OptionId::kBatch, "256");
+  EXPECT_EQ(o.batch, 256);
+  EXPECT_FALSE(o.batch_per_gpu);
+}
+
+TEST(SpankStepRequest, BatchPerGpuMultipliesByTheStepsGpus) {
+  SlurmDefaults d;
+  d.default_mode = "auto";
+  d.default_batch = 256;
+  JobOptions o;
+  o.batch_per_gpu = 48;
+  const StepRequest r = resolve_step_request(o, d);
+  EXPECT_TRUE(r.batch_given);
+  EXPECT_EQ(step_batch(r, 12), 576);
+  EXPECT_EQ(step_batch(resolve_step_request({}, d), 12), 256);  // the admin's global default as is
+  o.batch_per_gpu = 1 << 20;
+  try {
+    step_batch(resolve_step_request(o, d), 32);
+    ADD_FAILURE() << "2^25 images per step were accepted";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--layerplan-batch-per-gpu 1048576 on 32 GPUs"));
+  }
+}
+
 TEST(SpankOptions, ModelNeedsAValueOfSaneLength) {
   JobOptions o;
   EXPECT_THAT(usage_error(o, OptionId::kModel, ""), HasSubstr("--layerplan-model needs a value"));

@@ -73,6 +73,19 @@ TEST(SpankStepPlan, ThreeNodesOfFourH100GiveAReadablePlanAndTheEnvironmentFigure
   EXPECT_EQ(configurations_from_json(plan.json, graph, 12).size(), static_cast<size_t>(graph.size()));
 }
 
+TEST(SpankStepPlan, BatchPerGpuPlansTheGlobalBatchOfTheStepsGpus) {
+  GpuEnvironment env;
+  env.slurm_step_gpus = "0-3";
+  const NodeTopology node = discover_step_node(fixture_config(), env);
+  StepRequest r = auto_request();
+  r.batch_per_gpu = 16;
+  r.batch_given = true;
+  const StepPlan plan = plan_step(r, node, 2, fixture_config());  // 8 GPUs
+  EXPECT_THAT(plan.summary, HasSubstr("batch 128"));
+  const ModelGraph graph = build_zoo_model("resnet50", 128);
+  EXPECT_EQ(configurations_from_json(plan.json, graph, 8).size(), static_cast<size_t>(graph.size()));
+}
+
 TEST(SpankStepPlan, EveryNodeComputesTheSamePlan) {
   GpuEnvironment env;
   env.slurm_step_gpus = "0-3";
