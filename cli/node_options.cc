@@ -7,10 +7,15 @@
 
 namespace layerplan {
 
-AdminConfig admin_config_from(const std::optional<std::string>& flag_value) {
-  if (flag_value) return load_admin_config(*flag_value);
-  if (const char* env = std::getenv("LAYERPLAN_CONFIG"); env && *env) return load_admin_config(env);
-  return AdminConfig{};
+ChosenAdminConfig admin_config_from(const std::optional<std::string>& flag_value) {
+  const char* env = std::getenv("LAYERPLAN_CONFIG");
+  const AdminConfigChoice choice = choose_admin_config(flag_value, env ? env : "");
+  return {choice.path.empty() ? AdminConfig{} : load_admin_config(choice.path), choice};
+}
+
+std::optional<std::string> sysfs_root_from_env() {
+  if (const char* env = std::getenv("LAYERPLAN_SYSFS_ROOT"); env && *env) return std::string(env);
+  return std::nullopt;
 }
 
 std::string topology_xml_from(const std::optional<std::string>& flag_value, const AdminConfig& config) {

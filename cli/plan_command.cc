@@ -16,6 +16,7 @@
 #include "model/model_file.h"
 #include "planner/node_prefixes.h"
 #include "planner/plan_json.h"
+#include "topology/bandwidth_text.h"
 #include "topology/cluster_spec.h"
 #include "topology/discovery.h"
 
@@ -48,9 +49,12 @@ void add_cluster_flags(CLI::App& cmd, PlanCommandArgs& args) {
   add_word_option(&cmd, "--layout", args.layout, kLayouts,
                   "nhwc or nchw: how the framework stores activations; on nchw every tensor-core convolution "
                   "transposes its operands (default nhwc)");
-  cmd.add_option("--intra-bw", args.intra_bandwidth_gbytes,
-                 "GB/s one way between two GPUs of a node (default: the GPU's NVLink figure)");
-  cmd.add_option("--inter-bw", args.inter_bandwidth_gbits, "Gb/s per NIC between nodes (default 100)");
+  cmd.add_option("--intra-bw", args.intra_bandwidth,
+                 "Bandwidth one way between two GPUs of a node, e.g. 300GB/s; a bare number is GB/s (default: the "
+                 "GPU's NVLink figure). Units: Mb/s, Gb/s, Tb/s, MB/s, GB/s, TB/s (b bits, B bytes)");
+  cmd.add_option("--inter-bw", args.inter_bandwidth,
+                 "Bandwidth per NIC between nodes, e.g. 400Gb/s; a bare number is Gb/s (default 100Gb/s). Units as "
+                 "--intra-bw");
   cmd.add_option("--nics-per-node", args.nics_per_node, "NICs each node uses (default 1)");
   cmd.add_option("--gpu-memory-gib", args.gpu_memory_gib, "Each GPU's memory in GiB (default: the GPU model's)");
   cmd.add_option("--memory-reserve-gib", args.memory_reserve_gib,
@@ -70,8 +74,9 @@ void add_discovery_flags(CLI::App& cmd, PlanCommandArgs& args) {
                  "With --topology-xml or --this-machine: the GPUs of each node to use, e.g. 0,2 (default: "
                  "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
   cmd.add_option("--config", args.config,
-                 "With --topology-xml or --this-machine: admin TOML with GPU figures and fabric (default: "
-                 "$LAYERPLAN_CONFIG, else built-in)");
+                 "With --topology-xml or --this-machine: admin TOML with GPU figures and fabric, or none for the "
+                 "built-in figures (default: $LAYERPLAN_CONFIG, else /etc/slurm/layerplan.toml when present, as the "
+                 "Slurm plugin reads it)");
 }
 
 }  // namespace
@@ -106,7 +111,7 @@ void add_plan_command(CLI::App& cmd, PlanCommandArgs& args) {
   cmd.add_flag("-v,--verbose", args.verbose, "Also print the configurations considered per layer");
   cmd.add_option("--profile-db", args.profile_db,
                  "Measured per-layer kernel times (`layerplan predict --profile-db-out`) that replace the compute "
-                 "model where they hold a layer (default: the admin config's, with --config)");
+                 "model where they hold a layer (default: the admin config's, with --topology-xml or --this-machine)");
   add_plan_output_flags(cmd, args.outputs);
 }
 
@@ -128,8 +133,10 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
   if (args.gpu) spec.gpu = *args.gpu;
   if (args.precision) spec.precision = *args.precision;
   if (args.layout) spec.layout = *args.layout;
-  if (args.intra_bandwidth_gbytes) spec.intra_bandwidth_gbytes = *args.intra_bandwidth_gbytes;
-  if (args.inter_bandwidth_gbits) spec.inter_bandwidth_gbits = *args.inter_bandwidth_gbits;
+  if (args.intra_bandwidth)
+    spec.intra_bandwidth_gbytes = parse_bandwidth(*args.intra_bandwidth, RateUnit::kGbytes, "--intra-bw");
+  if (args.inter_bandwidth)
+    spec.inter_bandwidth_gbits = parse_bandwidth(*args.inter_bandwidth, RateUnit::kGbits, "--inter-bw");
   if (args.nics_per_node) spec.nics_per_node = *args.nics_per_node;
   if (args.gpu_memory_gib) spec.gpu_memory_gib = *args.gpu_memory_gib;
   if (args.memory_reserve_gib) spec.gpu_memory_reserve_gib = *args.memory_reserve_gib;
@@ -141,16 +148,18 @@ ClusterSpec cluster_from_args(const PlanCommandArgs& args) {
 // numbers do not apply.
 int run_discovered_plan(const PlanCommandArgs& args) {
   require(
-      !args.gpus && !args.gpus_per_node && !args.gpu && !args.intra_bandwidth_gbytes && !args.inter_bandwidth_gbits &&
+      !args.gpus && !args.gpus_per_node && !args.gpu && !args.intra_bandwidth && !args.inter_bandwidth &&
           !args.nics_per_node && !args.cluster_file && !args.precision && !args.layout && !args.gpu_memory_gib &&
           !args.memory_reserve_gib,
       "--topology-xml and --this-machine describe the nodes; --gpus, --gpus-per-node, --gpu, --precision, --layout, "
       "--intra-bw, --inter-bw, --nics-per-node, --gpu-memory-gib, --memory-reserve-gib and --cluster describe a "
       "cluster by numbers: use one or the other (the admin config sets the memory of discovered nodes)");
   require(!(args.topology_xml && args.this_machine), "--topology-xml and --this-machine: expected one of them");
-  const AdminConfig config = admin_config_from(args.config);
+  const ChosenAdminConfig chosen = admin_config_from(args.config);
+  const AdminConfig& config = chosen.config;
   DiscoveryOptions discovery;
   discovery.topology_xml = args.this_machine ? "" : *args.topology_xml;
+  discovery.sysfs_root = sysfs_root_from_env();
   if (args.gpu_ids) discovery.gpu_indices = parse_gpu_ids(*args.gpu_ids, "--gpu-ids");
   discovery.env = GpuEnvironment::from_process();
   JobRequest request;
@@ -168,7 +177,7 @@ int run_discovered_plan(const PlanCommandArgs& args) {
   const JobPlan job = plan_job(request, node, config);
   std::ostringstream text;
   print_plan_report(text, job.plan, job.graph, job.devices, args.verbose);
-  std::cout << text.str();
+  std::cout << text.str() << admin_config_line(chosen.choice) << "\n";
   for (const std::string& note : node.notes) std::cout << "note: " << note << "\n";
   if (!job.profile_note.empty()) std::cout << "note: " << job.profile_note << "\n";
   if (!job.warning.empty()) std::cerr << "layerplan: warning: " << job.warning << "\n";

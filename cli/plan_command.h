@@ -24,8 +24,10 @@ struct PlanCommandArgs {
   std::optional<std::string> gpu;
   std::optional<Precision> precision;  // default: the cluster file's, else fp32
   std::optional<TensorLayout> layout;  // default: the cluster file's, else nhwc
-  std::optional<double> intra_bandwidth_gbytes;
-  std::optional<double> inter_bandwidth_gbits;
+  // --intra-bw and --inter-bw as typed: "300GB/s", "400 Gb/s", or a bare number in GB/s and
+  // Gb/s (parse_bandwidth(), topology/bandwidth_text.h).
+  std::optional<std::string> intra_bandwidth;
+  std::optional<std::string> inter_bandwidth;
   std::optional<int> nics_per_node;
   std::optional<double> gpu_memory_gib;
   std::optional<double> memory_reserve_gib;

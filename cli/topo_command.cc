@@ -20,7 +20,9 @@ void add_topo_command(CLI::App& cmd, TopoCommandArgs& args) {
   cmd.add_option("--gpus", args.gpu_ids,
                  "Only these GPUs, as indices in PCI bus-id order, e.g. 0,2 (default: the job's GPUs from "
                  "SLURM_STEP_GPUS, SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES, else all)");
-  cmd.add_option("--config", args.config, "Admin TOML (default: $LAYERPLAN_CONFIG, else built-in figures)");
+  cmd.add_option("--config", args.config,
+                 "Admin TOML, or none for the built-in figures (default: $LAYERPLAN_CONFIG, else "
+                 "/etc/slurm/layerplan.toml when present, as the Slurm plugin reads it)");
   cmd.add_option("--json", args.json_file, "Also write what is shown as JSON to this file");
   cmd.add_flag("--no-nvml", args.no_nvml, "Do not ask NVML for NVLink links (live discovery only)");
 }
@@ -105,18 +107,23 @@ void print_links(std::ostream& out, const NodeTopology& node) {
   for (const auto& [what, count] : sources) out << "  " << what << ": " << count << "\n";
 }
 
+std::string rate_text(const NicInfo& nic) {
+  return nic.rate_gbits > 0 ? format("%g Gb/s (%s)", nic.rate_gbits, nic.rate_from.c_str()) : std::string("-");
+}
+
 void print_nics(std::ostream& out, const NodeTopology& node) {
-  out << "\nNetwork interfaces (state: a port ACTIVE; '-': hwloc gives no state)\n";
+  out << "\nNetwork interfaces (state: a port ACTIVE; '-': hwloc gives no state; rate: from sysfs on a live node)\n";
   if (node.nics.empty()) out << "  none found\n";
   for (const NicInfo& nic : node.nics) {
-    out << format("  %-12s %-12s %-7s %-13s NUMA %-3d PCIe %5.1f GB/s  %s\n", nic.name.c_str(), nic.kind.c_str(),
-                  state_text(nic), nic.pci_bus_id.empty() ? "-" : nic.pci_bus_id.c_str(), nic.numa_node,
-                  nic.pcie_gbytes, nic.device.c_str());
+    out << format("  %-12s %-12s %-7s %-13s NUMA %-3d PCIe %5.1f GB/s  %s  rate %s\n", nic.name.c_str(),
+                  nic.kind.c_str(), state_text(nic), nic.pci_bus_id.empty() ? "-" : nic.pci_bus_id.c_str(),
+                  nic.numa_node, nic.pcie_gbytes, nic.device.c_str(), rate_text(nic).c_str());
   }
 }
 
-void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstimate& network) {
-  out << "node: " << node.origin << "\n";
+void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstimate& network,
+                const AdminConfigChoice& config) {
+  out << "node: " << node.origin << "\n" << admin_config_line(config) << "\n";
   print_gpus(out, node);
   if (node.gpu_count() > 1) print_links(out, node);
   if (!node.nvswitches.empty()) {
@@ -130,7 +137,7 @@ void print_text(std::ostream& out, const NodeTopology& node, const NetworkEstima
   }
 }
 
-nlohmann::json to_json(const NodeTopology& node, const NetworkEstimate& network) {
+nlohmann::json to_json(const NodeTopology& node, const NetworkEstimate& network, const AdminConfigChoice& config) {
   using nlohmann::json;
   json gpus = json::array();
   for (const GpuInfo& gpu : node.gpus) {
@@ -167,23 +174,32 @@ nlohmann::json to_json(const NodeTopology& node, const NetworkEstimate& network)
                     {"device", nic.device},
                     {"numa_node", nic.numa_node},
                     {"package", nic.package},
-                    {"pcie_gbytes", nic.pcie_gbytes}});
+                    {"pcie_gbytes", nic.pcie_gbytes},
+                    {"rate_gbits", nic.rate_gbits},
+                    {"rate_from", nic.rate_from}});
   }
+  json ports = json::array();
+  for (const NetworkPort& p : network.ports) ports.push_back({{"nic", p.nic}, {"gbits", p.gbits}, {"from", p.from}});
   json switches = json::array();
   for (const NvSwitchInfo& s : node.nvswitches) switches.push_back({{"pci_bus_id", s.pci_bus_id}, {"name", s.name}});
-  return {
-      {"origin", node.origin}, {"gpus", gpus},
-      {"links", links},        {"nvswitches", switches},
-      {"nics", nics},          {"network", {{"nics", network.nics}, {"gbytes", network.gbytes}, {"how", network.how}}},
-      {"notes", node.notes}};
+  return {{"origin", node.origin},
+          {"admin_config", {{"path", config.path}, {"why", config.why}}},
+          {"gpus", gpus},
+          {"links", links},
+          {"nvswitches", switches},
+          {"nics", nics},
+          {"network", {{"nics", network.nics}, {"gbytes", network.gbytes}, {"ports", ports}, {"how", network.how}}},
+          {"notes", node.notes}};
 }
 
 }  // namespace
 
 int run_topo_command(const TopoCommandArgs& args) {
-  const AdminConfig config = admin_config_from(args.config);
+  const ChosenAdminConfig chosen = admin_config_from(args.config);
+  const AdminConfig& config = chosen.config;
   DiscoveryOptions options;
   options.topology_xml = topology_xml_from(args.topology_xml, config);
+  options.sysfs_root = sysfs_root_from_env();
   if (args.gpu_ids) options.gpu_indices = parse_gpu_ids(*args.gpu_ids, "--gpus");
   options.env = GpuEnvironment::from_process();
   options.use_nvml = !args.no_nvml;
@@ -191,9 +207,9 @@ int run_topo_command(const TopoCommandArgs& args) {
   // An empty node is worth showing; pricing needs GPUs.
   const NodeTopology shown = found.gpu_count() > 0 ? price_links(found, config) : found;
   const NetworkEstimate network = estimate_network(shown, config.fabric);
-  print_text(std::cout, shown, network);
+  print_text(std::cout, shown, network, chosen.choice);
   if (args.json_file) {
-    write_file_safely(*args.json_file, to_json(shown, network).dump(2) + "\n", "--json");
+    write_file_safely(*args.json_file, to_json(shown, network, chosen.choice).dump(2) + "\n", "--json");
     std::cout << "topology written to " << *args.json_file << "\n";
   }
   return 0;

@@ -1,10 +1,13 @@
 #include "job/job_plan.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
 #include "common/error.h"
 #include "common/limits.h"
 #include "job/device_profile.h"
+#include "model/content_hash.h"
 #include "model/model_file.h"
 #include "model/zoo.h"
 #include "planner/config_space.h"
@@ -160,6 +163,18 @@ std::string summary_line(const JobPlan& job, int nodes) {
   return line;
 }
 
+namespace {
+
+// What the plan file records of the admin config: its absolute path and the digest of the
+// bytes that were read; none for the built-in defaults.
+std::optional<RecordedInput> recorded_admin_config(const AdminConfig& config) {
+  if (config.path.empty()) return std::nullopt;
+  return RecordedInput{std::filesystem::absolute(config.path).lexically_normal().string(),
+                       static_cast<int64_t>(config.text.size()), sha256_hex(config.text)};
+}
+
+}  // namespace
+
 JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const AdminConfig& config) {
   require(request.nodes >= 1 && request.nodes <= kMaxDevices,
           "nodes = " + std::to_string(request.nodes) + ": expected 1 to " + std::to_string(kMaxDevices));
@@ -178,7 +193,7 @@ JobPlan plan_job(const JobRequest& request, const NodeTopology& node, const Admi
       is_baseline_mode(request.mode) ? baselines_only(graph, devices, options) : make_plan(graph, devices, options);
   JobPlan job{std::move(graph), std::move(devices), std::move(plan), "", "", "", nullptr, ""};
   choose_for_mode(job.plan, request.mode, job.graph, job.devices, options, job.warning);
-  job.json = plan_to_json(job.plan, job.graph, job.devices);
+  job.json = plan_to_json(job.plan, job.graph, job.devices, recorded_admin_config(config));
   job.summary = summary_line(job, request.nodes);
   job.profile = options.profile;
   if (job.profile) job.profile_note = profile_note(job.graph, job.plan.chosen, *job.profile);

@@ -69,7 +69,8 @@ json margin_json(const Plan& plan) {
 
 }  // namespace
 
-std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const DeviceGraph& devices) {
+std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const DeviceGraph& devices,
+                         const std::optional<RecordedInput>& admin_config) {
   json layers = json::array();
   for (const Layer& l : graph.layers()) {
     const LayerCost& row = plan.chosen.layers[static_cast<size_t>(l.id)];
@@ -102,6 +103,10 @@ std::string plan_to_json(const Plan& plan, const ModelGraph& graph, const Device
               {"model", plan.model},
               {"model_file", model_file_json(graph)},
               {"model_graph_sha256", graph_sha256(graph)},
+              {"admin_config", admin_config ? json{{"path", admin_config->path},
+                                                   {"size_bytes", admin_config->size},
+                                                   {"sha256", admin_config->sha256}}
+                                            : json(nullptr)},
               {"batch", plan.batch},
               {"cluster",
                {{"nodes", devices.nodes()},

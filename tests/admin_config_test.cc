@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "planner/planner.h"
 #include "topology/admin_config.h"
+#include "topology/admin_config_path.h"
 
 namespace layerplan {
 namespace {
@@ -58,7 +59,7 @@ TEST(AdminConfigTest, ShippedExampleLoadsWithEveryGpuAndTheOffDefault) {
   EXPECT_DOUBLE_EQ(config.slurm.time_budget_s, 10.0);
   EXPECT_DOUBLE_EQ(config.slurm.min_gain, kDefaultMinGain);  // the planner's own default
   EXPECT_EQ(config.gpus.size(), 8u);
-  EXPECT_DOUBLE_EQ(config.fabric.nic_gbits, 100.0);
+  EXPECT_FALSE(config.fabric.nic_gbits.has_value()) << "left out: sysfs's rate on a live node";
   EXPECT_EQ(config.fabric.nics_per_node, 0);
   EXPECT_DOUBLE_EQ(config.node.pcie_efficiency, 0.76);
   EXPECT_FALSE(config.overrides.gpu_model.has_value());
@@ -112,7 +113,11 @@ TEST(AdminConfigTest, MistakesNameTheirPosition) {
   EXPECT_EQ(load_error("[cluster]\nnodes = 2\n"),
             ":1:1: unknown table or key 'cluster' (expected [[gpu]], [fabric], [node], [overrides] or [slurm])");
   EXPECT_EQ(load_error("[fabric]\nnic_gbit = 200\n"), ":2:12: unknown key 'fabric.nic_gbit'");
-  EXPECT_EQ(load_error("[fabric]\nnic_gbits = \"fast\"\n"), ":2:13: nic_gbits must be a number");
+  EXPECT_EQ(load_error("[fabric]\nnic_gbits = \"fast\"\n"),
+            ":2:13: fabric.nic_gbits: nic_gbits 'fast': expected a bandwidth: a positive number and one of Mb/s, Gb/s, "
+            "Tb/s, MB/s, GB/s, TB/s (b bits, B bytes), e.g. 400Gb/s or 50GB/s; a bare number is Gb/s");
+  EXPECT_EQ(load_error("[fabric]\nnic_gbits = true\n"),
+            ":2:13: nic_gbits must be a number (Gb/s) or a string with a unit, e.g. \"400Gb/s\"");
   EXPECT_EQ(load_error("[fabric]\nnic_gbits = -5\n"),
             ":2:13: fabric.nic_gbits: nic_gbits = -5: expected a positive number");
   EXPECT_EQ(load_error("[node]\npcie_efficiency = 1.5\n"),
@@ -182,6 +187,50 @@ TEST(AdminConfigTest, PlugstackArgumentsOverrideSlurmKeys) {
   }
   set_slurm_key(slurm, "default_mode", "model");
   EXPECT_THROW(validate(slurm), UsageError);  // not among allowed_modes
+}
+
+TEST(AdminConfigChoiceTest, FlagThenVariableThenTheDefaultPathWhenThere) {
+  const TomlFile present("[fabric]\nnic_gbits = 200\n");
+  const std::string absent = present.path() + ".absent";
+  // The default path is a parameter: these tests never look at /etc/slurm.
+  AdminConfigChoice c = choose_admin_config(std::string("/a.toml"), "/b.toml", present.path());
+  EXPECT_EQ(c.path, "/a.toml");
+  EXPECT_EQ(c.why, "--config");
+  c = choose_admin_config(std::nullopt, "/b.toml", present.path());
+  EXPECT_EQ(c.path, "/b.toml");
+  EXPECT_EQ(c.why, "$LAYERPLAN_CONFIG");
+  c = choose_admin_config(std::nullopt, "", present.path());
+  EXPECT_EQ(c.path, present.path());
+  EXPECT_EQ(admin_config_line(c), "admin config: " + present.path() + " (the default path)");
+  c = choose_admin_config(std::nullopt, "", absent);
+  EXPECT_EQ(c.path, "");
+  EXPECT_EQ(admin_config_line(c), "admin config: none (built-in defaults; no " + absent + ")");
+  // "none" skips whatever comes after it, the default file included.
+  c = choose_admin_config(std::string("none"), "/b.toml", present.path());
+  EXPECT_EQ(admin_config_line(c), "admin config: none (built-in defaults; --config none)");
+  c = choose_admin_config(std::nullopt, "none", present.path());
+  EXPECT_EQ(admin_config_line(c), "admin config: none (built-in defaults; $LAYERPLAN_CONFIG=none)");
+  c = choose_admin_config(std::string("./none"), "", absent);
+  EXPECT_EQ(c.path, "./none");
+  // Something at the default path that is not a readable file is chosen, so that loading it names it.
+  EXPECT_EQ(choose_admin_config(std::nullopt, "", fs::temp_directory_path().string()).path,
+            fs::temp_directory_path().string());
+  EXPECT_STREQ(kDefaultAdminConfigPath, "/etc/slurm/layerplan.toml");
+}
+
+TEST(AdminConfigTest, BandwidthKeysTakeNumbersOrStringsWithUnits) {
+  const AdminConfig config =
+      load_admin_config(TomlFile("[fabric]\nnic_gbits = \"50GB/s\"\n[node]\ninter_socket_gbytes = \"80 Gb/s\"\n"
+                                 "[overrides]\nnvlink_gbytes = \"1.2Tb/s\"\n")
+                            .path());
+  EXPECT_DOUBLE_EQ(*config.fabric.nic_gbits, 400.0);
+  EXPECT_DOUBLE_EQ(config.node.inter_socket_gbytes, 10.0);
+  EXPECT_DOUBLE_EQ(*config.overrides.nvlink_gbytes, 150.0);
+  EXPECT_DOUBLE_EQ(*load_admin_config(TomlFile("[fabric]\nnic_gbits = 400\n").path()).fabric.nic_gbits, 400.0);
+  EXPECT_EQ(load_error("[overrides]\nnvlink_gbytes = \"150 GB/sec\"\n"),
+            ":2:17: overrides.nvlink_gbytes: nvlink_gbytes '150 GB/sec': expected a bandwidth: a positive number and "
+            "one of Mb/s, Gb/s, Tb/s, MB/s, GB/s, TB/s (b bits, B bytes), e.g. 400Gb/s or 50GB/s; a bare number is "
+            "GB/s");
 }
 
 }  // namespace

@@ -55,8 +55,9 @@ struct Outcome {
 
 // Runs `layerplan ARGS...` in the working directory `cwd` and captures its exit code,
 // stdout and stderr. The variables that name a job's GPUs or layerplan's files are removed
-// from its environment, then `env` ("NAME=value" each) is added, so a test sees only what
-// it sets.
+// from its environment and LAYERPLAN_CONFIG is none, so that an admin config installed on
+// the machine (/etc/slurm/layerplan.toml) is not read; then `env` ("NAME=value" each) is
+// added, so a test sees only what it sets ("LAYERPLAN_CONFIG=" gives the default path back).
 inline Outcome run_in(const fs::path& cwd, const std::vector<std::string>& args,
                       const std::vector<std::string>& env = {}) {
   ScratchDir dir;
@@ -64,7 +65,8 @@ inline Outcome run_in(const fs::path& cwd, const std::vector<std::string>& args,
   std::string command =
       "cd " + quote(cwd.string()) +
       " && env -u CUDA_VISIBLE_DEVICES -u SLURM_STEP_GPUS -u SLURM_JOB_GPUS -u LAYERPLAN_TOPOLOGY_XML "
-      "-u LAYERPLAN_CONFIG -u LAYERPLAN_NVML_LIBRARY -u LAYERPLAN_PLAN -u LAYERPLAN_PLAN_SHA256";
+      "-u LAYERPLAN_NVML_LIBRARY -u LAYERPLAN_PLAN -u LAYERPLAN_PLAN_SHA256 -u LAYERPLAN_SYSFS_ROOT "
+      "LAYERPLAN_CONFIG=none";
   for (const std::string& e : env) command += " " + quote(e);
   command += " " + quote(kBinary);
   for (const std::string& a : args) command += " " + quote(a);

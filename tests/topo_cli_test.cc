@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/cli_harness.h"
+#include "tests/cli_usage_error.h"
 
 namespace layerplan {
 namespace {
@@ -20,14 +21,6 @@ using ::testing::StartsWith;
 const std::string kXe8640 = data_file("topologies/flux-dell-xe8640-4xh100-nvlink-4xndr.xml");
 const std::string kDgx2 = data_file("topologies/hwloc-test-nvidia-dgx2-v100-nvswitch.xml");
 const std::string kG4dn = data_file("topologies/mpibind-aws-g4dn-metal-8xt4-pcie-efa.xml");
-
-// Exit code 2 and exactly one line on stderr, starting "layerplan: ".
-void expect_usage_error(const Outcome& r, const std::string& text) {
-  EXPECT_EQ(r.exit_code, 2) << describe(r);
-  EXPECT_THAT(r.err, StartsWith("layerplan: "));
-  EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
-  EXPECT_THAT(r.err, HasSubstr(text));
-}
 
 TEST(TopoCommand, ShowsGpusMatrixNicsAndSources) {
   const Outcome r = run({"topo", "--topology-xml", kXe8640});
@@ -97,7 +90,7 @@ TEST(TopoCommand, BrokenFilesAreOneLineAndExitTwo) {
   const std::string config = (dir.path() / "layerplan.toml").string();
   write_text(config, "[fabric]\nnic_gbits = \"fast\"\n");
   expect_usage_error(run({"topo", "--topology-xml", kG4dn, "--config", config}),
-                     config + ":2:13: nic_gbits must be a number");
+                     config + ":2:13: fabric.nic_gbits: nic_gbits 'fast': expected a bandwidth");
   const std::string before = read_text(config);
   expect_usage_error(run({"plan", "--topology-xml", kG4dn, "--config", config, "--json", config}), config + ":2:13");
   EXPECT_EQ(read_text(config), before) << "a failed command must leave --json's file as it was";

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 #include "topology/toml_fields.h"
 
@@ -58,7 +59,7 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
         gpu.model.fp16_flops = read_number(node, path, key) * kTera;
         require_non_negative(gpu.model.fp16_flops / kTera, key);
       } else if (key == "memory_gbytes_per_s") {
-        gpu.model.memory_bandwidth = read_number(node, path, key) * kGiga;
+        gpu.model.memory_bandwidth = read_bandwidth(node, path, key, RateUnit::kGbytes) * kGiga;
         require_positive(gpu.model.memory_bandwidth / kGiga, key);
         has_memory_bw = true;
       } else if (key == "memory_gib") {
@@ -66,7 +67,7 @@ GpuFigures read_gpu_entry(const toml::table& entry, const std::string& path, int
         require_positive(gpu.model.memory_bytes / kGiB, key);
         has_memory = true;
       } else if (key == "nvlink_gbytes") {
-        gpu.model.nvlink_pair_bandwidth = read_number(node, path, key) * kGiga;
+        gpu.model.nvlink_pair_bandwidth = read_bandwidth(node, path, key, RateUnit::kGbytes) * kGiga;
         require_non_negative(gpu.model.nvlink_pair_bandwidth / kGiga, key);
         gpu.model.nvlink_note = "from " + path;
       } else {
@@ -91,8 +92,8 @@ void read_fabric(const toml::table& table, const std::string& path, FabricConfig
     const std::string key(k.str());
     at_position(node, path, "fabric." + key, [&] {
       if (key == "nic_gbits") {
-        fabric.nic_gbits = read_number(node, path, key);
-        require_positive(fabric.nic_gbits, key);
+        fabric.nic_gbits = read_bandwidth(node, path, key, RateUnit::kGbits);
+        require_positive(*fabric.nic_gbits, key);
       } else if (key == "latency_us") {
         fabric.latency_us = read_number(node, path, key);
         require_non_negative(fabric.latency_us, key);
@@ -120,7 +121,7 @@ void read_node(const toml::table& table, const std::string& path, NodeLinkConfig
         cfg.pcie_efficiency = read_number(node, path, key);
         require_fraction(cfg.pcie_efficiency, key);
       } else if (key == "inter_socket_gbytes") {
-        cfg.inter_socket_gbytes = read_number(node, path, key);
+        cfg.inter_socket_gbytes = read_bandwidth(node, path, key, RateUnit::kGbytes);
         require_positive(cfg.inter_socket_gbytes, key);
       } else if (key == "compute_efficiency") {
         cfg.compute_efficiency = read_number(node, path, key);
@@ -155,7 +156,7 @@ void read_overrides(const toml::table& table, const std::string& path, TopologyO
       if (key == "gpu_model") {
         out.gpu_model = ascii_lower(read_string(node, path, key));
       } else if (key == "nvlink_gbytes") {
-        out.nvlink_gbytes = read_number(node, path, key);
+        out.nvlink_gbytes = read_bandwidth(node, path, key, RateUnit::kGbytes);
         require_positive(*out.nvlink_gbytes, key);
       } else if (key == "gpu_memory_gib") {
         out.gpu_memory_gib = read_number(node, path, key);
@@ -319,11 +320,13 @@ AdminConfig admin_config_from_table(const toml::table& root, const std::string& 
 }  // namespace
 
 AdminConfig load_admin_config(const std::string& path) {
-  return admin_config_from_table(parse_toml_file(path, "admin config"), path);
+  return admin_config_from_toml(read_input_file(path, "admin config '" + path + "'", kMaxTextInputBytes), path);
 }
 
 AdminConfig admin_config_from_toml(const std::string& text, const std::string& path) {
-  return admin_config_from_table(parse_toml_text(text, path), path);
+  AdminConfig config = admin_config_from_table(parse_toml_text(text, path), path);
+  config.text = text;
+  return config;
 }
 
 const GpuModel& find_figures_by_name(const AdminConfig& config, const std::string& name) {

@@ -22,9 +22,13 @@ struct GpuFigures {
   GpuModel model;  // name = the entry's key, full_name = the first match where not given
 };
 
-// The network between nodes. hwloc cannot read port rates, so they come from here.
+// A port's rate when neither the admin config nor sysfs gives one (EDR InfiniBand).
+inline constexpr double kDefaultNicGbits = 100.0;
+
+// The network between nodes. hwloc cannot read port rates: they come from here, else from
+// sysfs on a live node (topology/nic_rates.h), else kDefaultNicGbits.
 struct FabricConfig {
-  double nic_gbits = 100.0;  // per port, one way
+  std::optional<double> nic_gbits;  // per port, one way; unset: as above
   double latency_us = 5.0;
   // NICs a node uses; 0 counts the node's active InfiniBand/RoCE/EFA interfaces.
   int nics_per_node = 0;
@@ -72,6 +76,7 @@ struct SlurmDefaults {
 
 struct AdminConfig {
   std::string path;              // the file it came from, empty for the built-in defaults
+  std::string text;              // its bytes as read (a plan file records their SHA-256)
   std::vector<GpuFigures> gpus;  // searched before the built-in catalog
   FabricConfig fabric;
   NodeLinkConfig node;

@@ -60,11 +60,11 @@ ClusterSpec cluster_from_table(const toml::table& root, const std::string& path,
     else if (key == "layout")
       at([&] { spec.layout = parse_tensor_layout(read_string(node, path, key)); });
     else if (key == "intra_node_bandwidth_gbytes")
-      at([&] { spec.intra_bandwidth_gbytes = read_number(node, path, key); });
+      at([&] { spec.intra_bandwidth_gbytes = read_bandwidth(node, path, key, RateUnit::kGbytes); });
     else if (key == "intra_node_latency_us")
       at([&] { spec.intra_latency_us = read_number(node, path, key); });
     else if (key == "inter_node_bandwidth_gbits")
-      at([&] { spec.inter_bandwidth_gbits = read_number(node, path, key); });
+      at([&] { spec.inter_bandwidth_gbits = read_bandwidth(node, path, key, RateUnit::kGbits); });
     else if (key == "inter_node_latency_us")
       at([&] { spec.inter_latency_us = read_number(node, path, key); });
     else if (key == "fabric")

@@ -1,4 +1,5 @@
-// discover_node(): hwloc, then NVML and the PCIe rules (find_links), then the job's GPUs.
+// discover_node(): hwloc, then NVML and the PCIe rules (find_links), NIC rates from sysfs,
+// then the job's GPUs.
 #include "topology/discovery.h"
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 
 #include "topology/hwloc_reader.h"
 #include "topology/link_discovery.h"
+#include "topology/nic_rates.h"
 
 namespace layerplan {
 
@@ -18,7 +20,8 @@ NodeTopology discover_node(const DiscoveryOptions& options) {
   }
   const bool from_xml = !xml.empty();
   HwlocNode found = from_xml ? read_hwloc_xml(xml) : read_hwloc_live();
-  const NodeTopology node = find_links(std::move(found), from_xml, options.use_nvml);
+  NodeTopology node = find_links(std::move(found), from_xml, options.use_nvml);
+  if (!from_xml || options.sysfs_root) add_sysfs_nic_rates(node, options.sysfs_root.value_or(kDefaultSysfsRoot));
   const std::vector<int> chosen =
       options.gpu_indices ? check_gpu_indices(node, *options.gpu_indices) : select_gpus(node, options.env);
   return restrict_gpus(node, chosen);

@@ -44,9 +44,13 @@ struct DiscoveryOptions {
   std::optional<std::vector<int>> gpu_indices;
   GpuEnvironment env;
   bool use_nvml = true;  // live discovery only
+  // Where NIC rates are read (topology/nic_rates.h): live discovery reads this, else
+  // kDefaultSysfsRoot; XML input reads it only when it is set (an export's node is not
+  // this machine).
+  std::optional<std::string> sysfs_root;
 };
 
-// Loads, fills NVLink links, restricts to the job's GPUs. Throws UsageError for a missing,
+// Loads, fills NVLink links and NIC rates, restricts to the job's GPUs. Throws UsageError for a missing,
 // malformed or hwloc-3 XML file, and for a bad GPU selection.
 NodeTopology discover_node(const DiscoveryOptions& options);
 

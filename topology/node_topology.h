@@ -66,6 +66,10 @@ struct NicInfo {
   int numa_node = -1;
   int package = -1;
   double pcie_gbytes = 0.0;  // the NIC's PCIe link, GB/s (0 = unknown); caps its rate
+  // The port's line rate, Gb/s one way, read from sysfs on a live node (topology/nic_rates.h);
+  // 0 = unknown (XML input, or sysfs said nothing usable).
+  double rate_gbits = 0.0;
+  std::string rate_from;  // where: "sysfs: mlx5_0 port 1", "sysfs: eth0 speed"; empty when unknown
 };
 
 // The link between two GPUs of the node, one way.

@@ -60,6 +60,13 @@ bool read_bool(const toml::node& node, const std::string& path, const std::strin
   return v->get();
 }
 
+double read_bandwidth(const toml::node& node, const std::string& path, const std::string& key, RateUnit unit) {
+  if (node.is_string()) return parse_bandwidth(node.as_string()->get(), unit, key);
+  if (node.is_integer() || node.is_floating_point()) return read_number(node, path, key);
+  throw UsageError(toml_position(path, node.source()) + ": " + key + " must be a number (" + rate_unit_name(unit) +
+                   ") or a string with a unit, e.g. \"400Gb/s\"");
+}
+
 std::string format_number(double value) {
   std::ostringstream out;
   out << value;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "topology/bandwidth_text.h"
+
 namespace layerplan {
 
 std::string toml_position(const std::string& path, const toml::source_region& at);  // "PATH:LINE:COL"
@@ -28,6 +30,9 @@ int read_int(const toml::node& node, const std::string& path, const std::string&
 std::string read_string(const toml::node& node, const std::string& path, const std::string& key);
 std::vector<std::string> read_string_array(const toml::node& node, const std::string& path, const std::string& key);
 bool read_bool(const toml::node& node, const std::string& path, const std::string& key);
+// A bandwidth key: a number, in the `unit` the key is named for, or a string with a unit
+// ("400Gb/s", "50 GB/s": topology/bandwidth_text.h), converted to `unit`.
+double read_bandwidth(const toml::node& node, const std::string& path, const std::string& key, RateUnit unit);
 
 // Runs `read` for the value at `node`; a UsageError it throws without a position gets
 // "PATH:LINE:COL: TABLE.KEY: " put in front.

@@ -61,6 +61,38 @@ void price_link(const GpuInfo& from, const GpuInfo& to, const GpuModel& figures,
   }
 }
 
+// A port's rate and where it came from: the admin's, else the NIC's sysfs rate, else the default.
+NetworkPort port_of(const NicInfo* nic, const FabricConfig& fabric) {
+  const std::string name = nic ? nic->name : "";
+  if (fabric.nic_gbits) return NetworkPort{name, *fabric.nic_gbits, "admin config"};
+  if (nic && nic->rate_gbits > 0) return NetworkPort{name, nic->rate_gbits, nic->rate_from};
+  return NetworkPort{name, kDefaultNicGbits, "default"};
+}
+
+// The fastest Ethernet interface whose speed sysfs gave; nullptr when none did.
+const NicInfo* fastest_ethernet(const NodeTopology& node) {
+  const NicInfo* best = nullptr;
+  for (const NicInfo& nic : node.nics) {
+    if (nic.kind == "network" && nic.rate_gbits > 0 && (!best || nic.rate_gbits > best->rate_gbits)) best = &nic;
+  }
+  return best;
+}
+
+// "2 active NICs x 100 Gb/s (default)" when every port has one rate from one source that is
+// not a NIC's own, else each NIC with its rate and source.
+std::string active_ports_text(const std::vector<NetworkPort>& ports) {
+  const NetworkPort& first = ports.front();
+  const bool same = std::all_of(ports.begin(), ports.end(), [&first](const NetworkPort& p) {
+    return p.gbits == first.gbits && p.from == first.from && p.from.rfind("sysfs", 0) != 0;
+  });
+  std::string text = std::to_string(ports.size()) + " active NIC" + (ports.size() == 1 ? "" : "s");
+  if (same) return text + " x " + format_gbits(first.gbits) + " (" + first.from + ")";
+  for (size_t i = 0; i < ports.size(); ++i) {
+    text += (i == 0 ? ": " : ", ") + ports[i].nic + " " + format_gbits(ports[i].gbits) + " (" + ports[i].from + ")";
+  }
+  return text;
+}
+
 }  // namespace
 
 NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
@@ -86,28 +118,39 @@ NodeTopology price_links(const NodeTopology& node, const AdminConfig& config) {
 }
 
 NetworkEstimate estimate_network(const NodeTopology& node, const FabricConfig& fabric) {
-  const double port_gbytes = fabric.nic_gbits / 8.0;
+  std::vector<const NicInfo*> active;
+  for (const NicInfo& nic : node.nics) {
+    if (nic.kind == "OpenFabrics" && nic.active) active.push_back(&nic);
+  }
+  const NicInfo* ethernet = fastest_ethernet(node);
   NetworkEstimate out;
   if (fabric.nics_per_node > 0) {
+    const NetworkPort port = port_of(!active.empty() ? active.front() : ethernet, fabric);
     out.nics = fabric.nics_per_node;
-    out.gbytes = port_gbytes * out.nics;
-    out.how = std::to_string(out.nics) + " x " + format_gbits(fabric.nic_gbits) + " (fabric.nics_per_node)";
+    out.gbytes = port.gbits / 8.0 * out.nics;
+    out.ports.assign(static_cast<size_t>(out.nics), NetworkPort{"", port.gbits, port.from});
+    out.how =
+        std::to_string(out.nics) + " x " + format_gbits(port.gbits) + " (" + port.from + ") (fabric.nics_per_node)";
     return out;
   }
-  for (const NicInfo& nic : node.nics) {
-    if (nic.kind != "OpenFabrics" || !nic.active) continue;
-    ++out.nics;
-    // A port cannot send faster than the NIC's PCIe link.
-    out.gbytes += nic.pcie_gbytes > 0 ? std::min(port_gbytes, nic.pcie_gbytes) : port_gbytes;
-  }
-  if (out.nics == 0) {
+  if (active.empty()) {
+    const NetworkPort port = port_of(ethernet, fabric);
     out.nics = 1;
-    out.gbytes = port_gbytes;
-    out.how = "no active InfiniBand/RoCE/EFA interface found: 1 x " + format_gbits(fabric.nic_gbits) + " assumed";
-  } else {
-    out.how = std::to_string(out.nics) + " active NIC" + (out.nics == 1 ? "" : "s") + " x " +
-              format_gbits(fabric.nic_gbits) + " (fabric.nic_gbits), capped by each NIC's PCIe link";
+    out.gbytes = port.gbits / 8.0;
+    out.ports = {port};
+    out.how = "no active InfiniBand/RoCE/EFA interface found: 1 x " + format_gbits(port.gbits) + " (" + port.from +
+              ")" + (ethernet ? ", the fastest Ethernet interface" : " assumed");
+    return out;
   }
+  for (const NicInfo* nic : active) {
+    const NetworkPort port = port_of(nic, fabric);
+    // A port cannot send faster than the NIC's PCIe link.
+    out.gbytes += nic->pcie_gbytes > 0 ? std::min(port.gbits / 8.0, nic->pcie_gbytes) : port.gbits / 8.0;
+    out.ports.push_back(port);
+  }
+  out.nics = static_cast<int>(out.ports.size());
+  out.how =
+      active_ports_text(out.ports) + (out.nics == 1 ? ", capped by its PCIe link" : ", capped by each NIC's PCIe link");
   return out;
 }
 

@@ -4,6 +4,7 @@
 // table, PCIe paths by the rules of docs/topology.md), the GPU's figures from the GPU
 // table, and the network from the admin's fabric.
 #include <string>
+#include <vector>
 
 #include "topology/admin_config.h"
 #include "topology/device_graph.h"
@@ -16,12 +17,20 @@ namespace layerplan {
 NodeTopology price_links(const NodeTopology& node, const AdminConfig& config);
 
 // What one node can send to the others: `fabric.nics_per_node` ports when the admin says,
-// else every active InfiniBand/RoCE/EFA interface (each capped by its PCIe link), else
-// one port; each port at `fabric.nic_gbits`.
+// else every active InfiniBand/RoCE/EFA interface (each capped by its PCIe link), else the
+// fastest Ethernet interface with a known speed, else one port. Each port's rate is
+// `fabric.nic_gbits` when the admin config sets it, else the NIC's sysfs rate
+// (NicInfo::rate_gbits), else kDefaultNicGbits (docs/topology.md, "Network").
+struct NetworkPort {
+  std::string nic;     // "mlx5_0"; empty for a port assumed or counted by fabric.nics_per_node
+  double gbits = 0.0;  // line rate, one way
+  std::string from;    // "admin config", "sysfs: mlx5_0 port 1", "default"
+};
 struct NetworkEstimate {
   int nics = 0;
   double gbytes = 0.0;  // GB/s one way, all NICs together
-  std::string how;      // "4 active NICs x 200 Gb/s (fabric.nic_gbits), ..."
+  std::vector<NetworkPort> ports;
+  std::string how;  // "1 active NIC: mlx5_0 400 Gb/s (sysfs: mlx5_0 port 1), capped by its PCIe link"
 };
 NetworkEstimate estimate_network(const NodeTopology& node, const FabricConfig& fabric);
 
