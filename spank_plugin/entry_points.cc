@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "spank_plugin/plugin_state.h"
+#include "spank_plugin/release_guard.h"
 #include "spank_plugin/spank_api.h"
 #include "spank_plugin/spank_options.h"
 #include "spank_plugin/srun_defaults.h"
@@ -47,6 +48,11 @@ LAYERPLAN_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
     const spank_context_t ctx = spank_context();
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE) return 0;
     PluginState& s = state();
+    if (wrong_slurm_release(sp)) {  // logged; off for the whole job, never failing it
+      s.wrong_release = true;
+      register_options(sp);  // so that command lines giving the options still parse
+      return 0;
+    }
     try {
       s.args = parse_plugstack_args(ac, av);
     } catch (const std::exception& e) {
@@ -67,6 +73,7 @@ LAYERPLAN_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
 
 LAYERPLAN_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char**) {
   try {
+    if (state().wrong_release) return 0;
     if (submit_context()) return submit_init_post_opt(sp);
     if (spank_context() == S_CTX_REMOTE) return step_init_post_opt(sp);
     return 0;
@@ -77,6 +84,7 @@ LAYERPLAN_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char**) {
 
 LAYERPLAN_EXPORT int slurm_spank_user_init(spank_t sp, int, char**) {
   try {
+    if (state().wrong_release) return 0;
     return step_user_init(sp);
   } catch (...) {
     return 0;
@@ -85,6 +93,7 @@ LAYERPLAN_EXPORT int slurm_spank_user_init(spank_t sp, int, char**) {
 
 LAYERPLAN_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
   try {
+    if (state().wrong_release) return 0;
     return step_task_init(sp);
   } catch (...) {
     return -1;

@@ -20,7 +20,8 @@ struct PluginState {
   PlugstackArgs args;
   std::string args_error;  // plugstack.conf arguments that did not parse
   JobOptions options;
-  bool any_option = false;  // the job gave at least one --layerplan* option
+  bool any_option = false;     // the job gave at least one --layerplan* option
+  bool wrong_release = false;  // loaded by another Slurm release: every callback does nothing
 
   // Remote (slurmstepd) side.
   std::time_t start = 0;

@@ -44,6 +44,9 @@ struct Step {
   std::vector<gid_t> groups;
   uint32_t job_id = 77, step_id = 0, node_id = 0, nnodes = 1;
   std::string workdir;
+  // The running Slurm's release (S_SLURM_VERSION_MAJOR/MINOR): the headers' by default.
+  std::string slurm_major = std::to_string(SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER));
+  std::string slurm_minor = std::to_string(SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
 };
 
 Step* g_step = nullptr;
@@ -105,6 +108,12 @@ __attribute__((visibility("default"))) spank_err_t spank_get_item(spank_t, spank
       break;
     case S_JOB_GID:
       *va_arg(ap, gid_t*) = g_step->gid;
+      break;
+    case S_SLURM_VERSION_MAJOR:
+      *va_arg(ap, char**) = g_step->slurm_major.data();
+      break;
+    case S_SLURM_VERSION_MINOR:
+      *va_arg(ap, char**) = g_step->slurm_minor.data();
       break;
     case S_JOB_SUPPLEMENTARY_GIDS:
       *va_arg(ap, gid_t**) = g_step->groups.data();
@@ -383,6 +392,25 @@ TEST_F(StepdTest, AGoodStepGetsItsPlanInAPrivateFileAndTheEnvironment) {
   EXPECT_EQ(st.st_uid, user_.uid);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_NE(r.all_log().find("topology"), std::string::npos);
+}
+
+// Loaded by another Slurm release (an upgrade before the package's): one error naming both
+// releases, then nothing for the job, even for a step that asks for a plan, and never a
+// failed step.
+TEST_F(StepdTest, AnotherSlurmReleaseLogsOneErrorAndLeavesTheJobAlone) {
+  Step s = step({"layerplan=auto", "layerplan-model=alexnet", "layerplan-explain"});
+  s.slurm_major = "23";
+  s.slurm_minor = "02";
+  const StepResult r = run_step(s, kPlugin);
+  ASSERT_TRUE(r.stand_in_ok());
+  EXPECT_EQ(r.task_init_rc, 0);
+  EXPECT_TRUE(r.env.empty());
+  ASSERT_EQ(r.output.size(), 1u) << r.all_output();
+  const std::string built = std::to_string(SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER)) + ".";
+  EXPECT_NE(r.output[0].find("built for Slurm " + built), std::string::npos) << r.output[0];
+  EXPECT_NE(r.output[0].find("runs in Slurm 23.02"), std::string::npos) << r.output[0];
+  ASSERT_EQ(r.log.size(), 1u) << r.all_log();
+  EXPECT_EQ(r.log[0], r.output[0]);
 }
 
 // A bug or a hostile input that crashes the planner (the audit's was a value nested 200k

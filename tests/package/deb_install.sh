@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package as an admin gets it (docs/packaging.md, "How CI checks it"): builds it
-# with cpack in BUILD_DIR, checks its files, conffiles and dependencies, installs it with
-# apt-get, checks that Slurm ignores it until enabled and loads it once enabled, runs the
+# with cpack in BUILD_DIR, checks it with lintian (no error, no warning), its files, conffiles
+# and dependencies, installs it with apt-get, checks the man page and bash completion, checks that Slurm ignores it until enabled and loads it once enabled, runs the
 # plugin's integration test on the installed files, then removes and purges it.
 #   tests/package/deb_install.sh BUILD_DIR        (as root, after scripts/build)
 # Prints "ok - …" or "not ok - …" per check; exits 1 if any failed, 77 when not root.
@@ -47,6 +47,12 @@ if dpkg-query -W -f='${Status}' layerplan 2>/dev/null | grep -q installed; then
 fi
 
 # ---- 1. Build the package and look inside --------------------------------------------------
+# cpack packs what is built (CMAKE_SKIP_INSTALL_ALL_DEPENDENCY): the command, the plugin and
+# the man page made from the command's help (cmake/CliDocs.cmake); nothing to do after scripts/build.
+if ! cmake --build "$BUILD" --target layerplan spank_layerplan layerplan_man_page >"$TMP/build.log" 2>&1; then
+  fail "the package's targets build (layerplan, spank_layerplan, layerplan_man_page)" "$(tail -n 30 "$TMP/build.log")"
+  exit 1
+fi
 if ! (cd "$BUILD" && cpack -G DEB >"$TMP/cpack.log" 2>&1); then
   fail "cpack -G DEB builds the package" "$(tail -n 30 "$TMP/cpack.log")"
   exit 1
@@ -54,14 +60,30 @@ fi
 DEB=$(ls -t "$BUILD"/layerplan_*.deb | head -n 1)
 ok "cpack -G DEB builds $(basename "$DEB") ($(du -k "$DEB" | cut -f1) KiB, $((SECONDS - start)) s)"
 
+# lintian, as an admin or a distribution would run it: any E: or W: line fails (the I:
+# lines are shown, not failed on).
+if ! command -v lintian >/dev/null; then
+  fail "lintian is installed (scripts/setup)"
+else
+  lintian --fail-on none --display-info "$DEB" >"$TMP/lintian.log" 2>&1
+  if grep -q '^[EW]: ' "$TMP/lintian.log"; then
+    fail "lintian reports no error and no warning" "$(grep '^[EW]: ' "$TMP/lintian.log")"
+  else
+    ok "lintian reports no error and no warning ($(grep -c "^I: " "$TMP/lintian.log") info tags, below)"
+  fi
+  grep '^I: ' "$TMP/lintian.log" | sed 's/^/# /'
+fi
+
 contents=$(dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|')
 missing=""
 for f in /usr/bin/layerplan "$PLUGIN_DIR/spank_layerplan.so" "${CONFFILES[@]}" \
   /usr/share/doc/layerplan/README.md /usr/share/doc/layerplan/packaging.md \
+  /usr/share/doc/layerplan/copyright /usr/share/doc/layerplan/changelog.gz \
+  /usr/share/man/man1/layerplan.1.gz /usr/share/bash-completion/completions/layerplan \
   /usr/share/layerplan/examples/layerplan.toml; do
   grep -qxF "$f" <<<"$contents" || missing+=" $f"
 done
-if [ -z "$missing" ]; then ok "the package holds the command, the plugin, the conffiles and the docs"; else
+if [ -z "$missing" ]; then ok "the package holds the command, the plugin, the conffiles, the docs, the man page and the completion"; else
   fail "the package holds every file" "missing:$missing"; fi
 no_enabled_file() { ! grep -q '^/etc/slurm/plugstack.conf.d/.*\.conf$' <<<"$contents"; }
 check "no plugstack file Slurm would read is shipped (only the .example)" no_enabled_file
@@ -70,9 +92,13 @@ dpkg-deb -e "$DEB" "$TMP/control"
 check "the conffiles are exactly layerplan.toml and the plugstack example" \
   diff <(printf '%s\n' "${CONFFILES[@]}") "$TMP/control/conffiles"
 depends=$(dpkg-deb -f "$DEB" Depends)
-slurm_version=$(dpkg-query -W -f='${Version}' libslurm-dev)
-check "Depends pins slurm-wlm-basic-plugins (= $slurm_version)" \
-  grep -qF "slurm-wlm-basic-plugins (= $slurm_version)" <<<"$depends"
+# The Slurm release (major.minor) of the headers it was built with, any Debian revision.
+release=$(dpkg-query -W -f='${Version}' libslurm-dev | grep -oE '^[0-9]+\.[0-9]+')
+next="${release%%.*}.$(printf '%02d' $((10#${release#*.} + 1)))"
+slurm_range="slurm-wlm-basic-plugins (>= $release), slurm-wlm-basic-plugins (<< $next~)"
+check "Depends asks for Slurm $release, any revision: $slurm_range" grep -qF "$slurm_range" <<<"$depends"
+security_update() { dpkg --compare-versions "$release.99-9+deb12u99" ge "$release" && dpkg --compare-versions "$release.99-9+deb12u99" lt "$next~"; }
+check "a later $release upload (such as a security update) is in the range" security_update
 shlib_depends() { grep -q 'libhwloc15' <<<"$depends" && grep -q 'libdnnl' <<<"$depends" && grep -q 'libc6' <<<"$depends"; }
 check "Depends names the libraries dpkg-shlibdeps found (hwloc, oneDNN, libc)" shlib_depends
 
@@ -97,6 +123,20 @@ check "/usr/bin/layerplan runs" command_runs
 check "the plugin is in Slurm's PluginDir" test -f "$PLUGIN_DIR/spank_layerplan.so"
 conffiles_known() { dpkg-query -W -f='${Conffiles}' layerplan | grep -q layerplan.conf.example; }
 check "dpkg knows the conffiles" conffiles_known
+man_finds_it() { [ "$(man -w layerplan)" = /usr/share/man/man1/layerplan.1.gz ] && man -P cat layerplan | grep -q -- --topology-xml; }
+if grep -rqs 'path-exclude=/usr/share/man' /etc/dpkg/dpkg.cfg.d/; then
+  ok "man layerplan shows the installed page # SKIP dpkg excludes /usr/share/man on this machine"
+else
+  check "man layerplan shows the installed page" man_finds_it
+fi
+# The installed completion with the installed command, in a plain bash.
+completes() {
+  # shellcheck disable=SC2016
+  bash -c 'source /usr/share/bash-completion/completions/layerplan
+    COMP_WORDS=(layerplan plan --precision b); COMP_CWORD=3; _layerplan; [ "${COMPREPLY[*]}" = bf16 ] || exit 1
+    COMP_WORDS=(layerplan plan --model resnet1); COMP_CWORD=3; _layerplan; [ "${COMPREPLY[*]}" = resnet101 ]'
+}
+check "the installed bash completion completes with the installed command" completes
 
 # ---- 3. Slurm ignores it until enabled: sbatch --help with a slurm.conf of our own ----------
 # (Debian's /etc/slurm/plugstack.conf, the installed plugin folder, no daemon needed.)
