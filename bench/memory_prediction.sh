@@ -46,7 +46,7 @@ plan() {
   else
     local ids
     ids=$(seq -s, 0 $((ranks - 1)))
-    "$binary" plan --topology-xml "$xml" --gpu-ids "$ids" --model "$model" --batch "$batch" --mode "$mode" \
+    "$binary" plan --config none --topology-xml "$xml" --gpu-ids "$ids" --model "$model" --batch "$batch" --mode "$mode" \
       --json "$file" >/dev/null
   fi
 }

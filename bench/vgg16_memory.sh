@@ -26,7 +26,7 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for mode in data layerwise; do
-  "$binary" plan --topology-xml "$xml" --gpu-ids 0,1,2,3 --model vgg16 --batch "$batch" --mode "$mode" \
+  "$binary" plan --config none --topology-xml "$xml" --gpu-ids 0,1,2,3 --model vgg16 --batch "$batch" --mode "$mode" \
     --json "$work/$mode.json" >"$work/$mode-plan.txt"
   echo "== VGG-16, batch $batch, $mode plan on 4 ranks, $steps steps"
   "$binary" launch --nproc 4 -- "$binary" train --plan "$work/$mode.json" --data synthetic --steps "$steps" \
