@@ -3,13 +3,16 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/gpu_requirements.h"
 #include "cli/kernels_option.h"
+#include "cli/stop_signals.h"
 #include "cli/word_option.h"
 #include "common/error.h"
+#include "common/exit_codes.h"
 #include "model/plan_file.h"
 #include "runtime/gloo_communicator.h"
 #include "runtime/srun_cpus.h"
@@ -42,11 +45,12 @@ void print_communication(const TrafficCounts& c, double steps) {
 // under launch, its communication).
 class ProgressPrinter : public TrainingObserver {
  public:
-  ProgressPrinter(const PlanFile& file, int rank, bool launched, std::optional<std::string> saved)
-      : strategy_(file.strategy), devices_(file.devices), rank_(rank), launched_(launched), saved_(std::move(saved)) {}
+  ProgressPrinter(const PlanFile& file, int rank, bool launched)
+      : strategy_(file.strategy), devices_(file.devices), rank_(rank), launched_(launched) {}
 
   void started(const TrainingStart& s) override {
     if (rank_ != 0) return;
+    if (!s.note.empty()) std::printf("%s\n", s.note.c_str());
     std::printf("training %s, batch %lld, %s plan on %d device%s; %s; %lld steps (%lld per epoch)\n", s.model.c_str(),
                 static_cast<long long>(s.batch), strategy_.c_str(), devices_, devices_ == 1 ? "" : "s", s.data.c_str(),
                 static_cast<long long>(s.total_steps), static_cast<long long>(s.steps_per_epoch));
@@ -69,9 +73,20 @@ class ProgressPrinter : public TrainingObserver {
   }
 
   void finished(const TrainingSummary& s) override {
-    if (rank_ == 0) {
+    if (s.already_finished) {
+      if (rank_ == 0) std::printf("nothing to do: the newest checkpoint is at the run's last step\n");
+      return;
+    }
+    const std::string saved = s.saved_to.empty() ? "" : ", saved " + s.saved_to;
+    if (rank_ == 0 && s.stopped_by_signal != 0) {
+      std::printf("stopped by %s after step %lld (%lld this run)%s; exit %d: run again with --resume%s to continue\n",
+                  s.stopped_by_signal == SIGUSR1 ? "SIGUSR1" : "SIGTERM", static_cast<long long>(s.last_step),
+                  static_cast<long long>(s.steps),
+                  s.saved_to.empty() ? ", no checkpoint (no --save or --save-dir)" : saved.c_str(),
+                  kExitStoppedToResume, s.saved_to.empty() ? "" : " auto (--save-dir) or --resume FILE");
+    } else if (rank_ == 0) {
       std::printf("done: %lld steps in %.1f s, %.1f images/s%s\n", static_cast<long long>(s.steps), s.elapsed_s,
-                  s.images_per_s, saved_ ? (", saved " + *saved_).c_str() : "");
+                  s.images_per_s, saved.c_str());
     }
     // Every rank: its peak resident memory, which shows what a plan's sharding saves
     // (bench/vgg16_memory.sh).
@@ -86,7 +101,6 @@ class ProgressPrinter : public TrainingObserver {
   int devices_;
   int rank_;
   bool launched_;
-  std::optional<std::string> saved_;
 };
 
 const OptionWords<LrSchedule> kLrSchedules = {{"constant", LrSchedule::kConstant}, {"cosine", LrSchedule::kCosine}};
@@ -108,9 +122,16 @@ void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
   cmd.add_option("--trace", o.trace,
                  "Write the mean step after the first of every rank in Chrome's trace event format, for Perfetto "
                  "(under launch rank 0 merges the ranks' parts; docs/report.md)");
-  cmd.add_option("--save", o.save, "Write a checkpoint (safetensors) here at the end and every --save-every steps");
+  cmd.add_option("--save", o.save,
+                 "Write the weights (safetensors, torchvision's names) here at the end, every --save-every steps and "
+                 "when stopped by SIGTERM or SIGUSR1; the momentum goes beside it (NAME.optimizer.safetensors)");
+  cmd.add_option("--save-dir", o.save_dir,
+                 "Instead of --save: each checkpoint a new folder DIR/step-NNNNNNNN, put in place whole");
+  cmd.add_option("--keep", o.keep, "With --save-dir: keep the newest K checkpoints")->capture_default_str();
   cmd.add_option("--save-every", o.save_every, "Steps between checkpoints (0: only at the end)")->capture_default_str();
-  cmd.add_option("--resume", o.resume, "Continue the run a checkpoint saved (weights, momentum, step)");
+  cmd.add_option("--resume", o.resume,
+                 "Continue the run a checkpoint saved (weights, momentum, step), or 'auto': the newest whole one in "
+                 "--save-dir (none: start at step 0; one at the run's end: exit 0)");
   cmd.add_option("--init-from", o.init_from, "Start from the weights of this safetensors or ONNX file");
 }
 
@@ -165,8 +186,9 @@ int run_train_command(const TrainCommandArgs& args) {
     throw UsageError("--backend gpu: training on GPUs is not available yet (docs/gpu-backend.md); use --backend cpu");
   }
 
-  ProgressPrinter printer(file, world.rank, launched, args.trainer.save);
+  ProgressPrinter printer(file, world.rank, launched);
   TrainerOptions options = args.trainer;
+  options.stop_signal = install_stop_signal_handlers();
   // An srun task takes its share of the node's CPUs, as `layerplan launch` gives each rank.
   if (under_srun) {
     if (const std::optional<CpuShare> share = srun_cpu_share(srun_task_from_env(), allowed_cpus())) {
@@ -176,8 +198,8 @@ int run_train_command(const TrainCommandArgs& args) {
   }
   options.observer = &printer;
   Trainer trainer(loaded.graph, loaded.plan, options, launched ? std::optional(world) : std::nullopt);
-  trainer.run();
-  return 0;
+  const TrainingSummary summary = trainer.run();
+  return summary.stopped_by_signal != 0 ? kExitStoppedToResume : 0;
 }
 
 }  // namespace layerplan

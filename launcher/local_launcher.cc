@@ -21,6 +21,7 @@
 
 #include "common/cpu_shares.h"
 #include "common/error.h"
+#include "common/exit_codes.h"
 #include "launcher/adopted_children.h"
 #include "launcher/rank_group.h"
 #include "launcher/rank_process.h"
@@ -32,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 // The self-pipe that signal handlers write to, so that poll() wakes up.
 int g_wake_fd = -1;
-volatile sig_atomic_t g_signal = 0;  // the last SIGINT/SIGTERM/SIGHUP received
+volatile sig_atomic_t g_signal = 0;  // the last SIGINT/SIGTERM/SIGHUP/SIGUSR1 received
 
 void on_signal(int sig) {
   const int saved = errno;
@@ -68,8 +69,8 @@ class SignalScope {
   SignalScope& operator=(const SignalScope&) = delete;
 
  private:
-  static constexpr std::array<int, 4> kSignals{SIGCHLD, SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 4> old_{};
+  static constexpr std::array<int, 5> kSignals{SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+  std::array<struct sigaction, 5> old_{};
   struct sigaction old_pipe_ {};
 };
 
@@ -238,6 +239,10 @@ class RankWatcher {
   }
 
   void handle_signal(int sig) {
+    if (sig == SIGUSR1) {  // a request to the ranks (layerplan train: stop after this step), not a stop
+      group_.signal(sig);
+      return;
+    }
     if (interrupted_by_ != 0 || (stopping_ && failed_ >= 0)) {
       kill_all();  // asked again: no more grace
     } else {
@@ -251,7 +256,9 @@ class RankWatcher {
       RankProcess& r = ranks_[k];
       if (!r.reap()) continue;
       --running_;
-      const bool ok = WIFEXITED(r.status()) && WEXITSTATUS(r.status()) == 0;
+      // A rank that stopped to be resumed (train after SIGTERM or SIGUSR1) has not failed.
+      const bool ok =
+          WIFEXITED(r.status()) && (WEXITSTATUS(r.status()) == 0 || WEXITSTATUS(r.status()) == kExitStoppedToResume);
       if (!ok && !stopping_) {
         failed_ = static_cast<int>(k);
         begin_stop(SIGTERM);
@@ -301,6 +308,11 @@ LaunchResult result_of(const std::vector<RankProcess>& ranks, const RankWatcher&
     result.message = "rank " + std::to_string(failed) + " " + describe_status(r.status()) +
                      (last.empty() ? std::string(" (it wrote nothing)") : ": " + last) + "; stopped the other " +
                      std::to_string(nproc - 1) + " rank(s)";
+  } else if (std::any_of(ranks.begin(), ranks.end(), [](const RankProcess& r) {
+               return WIFEXITED(r.status()) && WEXITSTATUS(r.status()) == kExitStoppedToResume;
+             })) {
+    result.exit_code = kExitStoppedToResume;
+    result.message = "the ranks stopped to be resumed (status " + std::to_string(kExitStoppedToResume) + ")";
   } else if (const int sig = watcher.interrupted_by(); sig != 0) {
     result.exit_code = 128 + sig;
     result.message =

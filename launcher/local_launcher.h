@@ -20,6 +20,9 @@
 //     rank (the first to fail) with its exit status and the last line it wrote to stderr;
 //   - SIGINT, SIGTERM or SIGHUP sent to the launcher (Ctrl-C) is forwarded to the group,
 //     followed by SIGKILL after the grace period; a second one sends SIGKILL at once;
+//   - SIGUSR1 is forwarded to the group and nothing else (`layerplan train` stops after the
+//     step with a checkpoint); a rank that exits with kExitStoppedToResume (75,
+//     common/exit_codes.h) has not failed, and the launcher then exits 75 too;
 //   - however the launch ends (all ranks done, a failure, a signal, an exception), the
 //     group gets SIGKILL, so nothing a rank started in the background stays running, and
 //     so do the processes that left the group but were re-parented to the launcher, its
@@ -47,7 +50,8 @@ struct LaunchOptions {
 };
 
 struct LaunchResult {
-  // What `layerplan launch` exits with: 0 when every rank exited 0; else the failing
+  // What `layerplan launch` exits with: 0 when every rank exited 0; 75 when ranks stopped to
+  // be resumed (and none failed); else the failing
   // rank's exit status, or 128 + the signal that killed it; 128 + the signal the
   // launcher received when it was interrupted.
   int exit_code = 0;

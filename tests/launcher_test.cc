@@ -413,6 +413,21 @@ TEST(Launch, CtrlCIsForwardedAndStopsEveryRank) {
   expect_all_gone(env_lines(run.out()));
 }
 
+// SIGUSR1 (scancel --signal=USR1, #SBATCH --signal=USR1@120) is passed on to the ranks and
+// stops nothing by itself; ranks that then exit 75 (layerplan train after its checkpoint)
+// have not failed, and the launcher exits 75 too, so a batch script can requeue the job.
+TEST(Launch, Sigusr1GoesToTheRanksAndTheirExit75IsTheLaunchers) {
+  Launch run({"launch", "--nproc", "2", "--", "sh", "-c",
+              "trap 'echo got USR1; exit 75' USR1; echo ready; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(run.wait_for_output("[rank 0] ready")) << run.describe();
+  ASSERT_TRUE(run.wait_for_output("[rank 1] ready")) << run.describe();
+  run.signal(SIGUSR1);
+  EXPECT_EQ(run.wait(), 75) << run.describe();
+  EXPECT_THAT(run.out(), HasSubstr("[rank 0] got USR1")) << run.describe();
+  EXPECT_THAT(run.out(), HasSubstr("[rank 1] got USR1")) << run.describe();
+  EXPECT_THAT(run.err(), HasSubstr("stopped to be resumed (status 75)")) << run.describe();
+}
+
 TEST(Launch, WhatAFailingRankStartedInTheBackgroundIsGoneWhenTheLauncherExits) {
   // Rank 0 leaves a background job in its process group and one in a session of its own
   // (setsid), then fails; rank 1 waits to be stopped.

@@ -12,6 +12,7 @@
 #include "common/version.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/safetensors.h"
+#include "runtime/training/checkpoint_store.h"
 #include "tests/cli_harness.h"
 
 namespace layerplan {
@@ -225,7 +226,7 @@ TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
   ASSERT_EQ(b.size(), 5u);
   for (size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(b[i], a[i + 3], 1e-4 * std::abs(a[i + 3])) << "step " << i + 4;
 
-  const TrainingState x = read_checkpoint(straight.string()), y = read_checkpoint(resumed.string());
+  const TrainingState x = read_checkpoint_files(straight.string()), y = read_checkpoint_files(resumed.string());
   EXPECT_EQ(x.metadata.at("step"), "8");
   EXPECT_EQ(y.metadata.at("step"), "8");
   EXPECT_EQ(y.metadata.at("written_by"), version_line());  // which layerplan wrote it
@@ -240,10 +241,12 @@ TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
     }
     EXPECT_LE(worst, 1e-4) << name;
   }
-  // torch's names and shapes, and the momentum buffers beside them.
+  // torch's names and shapes, and the momentum buffers in the file beside them.
   EXPECT_EQ(x.arrays.at("conv1.weight").shape, (std::vector<int64_t>{6, 1, 5, 5}));
   EXPECT_EQ(x.arrays.at("fc1.weight").shape, (std::vector<int64_t>{120, 400}));
   EXPECT_EQ(x.arrays.at("momentum_buffer.fc3.bias").shape, (std::vector<int64_t>{10}));
+  EXPECT_EQ(read_checkpoint(straight.string()).arrays.count("momentum_buffer.fc3.bias"), 0U);
+  EXPECT_TRUE(fs::exists(dir.path() / "straight.optimizer.safetensors"));
 
   // Weights only: --init-from starts at step 0 on the first batch, but from the
   // checkpoint's weights, so its first loss is not the seeded start's.
@@ -255,15 +258,99 @@ TEST(TrainCommand, ResumingAtStep3ToStep8EqualsEightStraightSteps) {
   EXPECT_NE(losses_in(log_init).front(), a.front());
 }
 
+// SIGUSR1 to `layerplan launch` (as `scancel --signal=USR1` sends it to a job's tasks): both
+// ranks stop after the same step, rank 0 writes that step's checkpoint, every process exits
+// 75, and `--resume auto` continues it with the losses of a run never stopped.
+TEST(TrainCommand, Sigusr1StopsBothRanksAfterAStepWithACheckpointAndResumeAutoContinues) {
+  ScratchDir dir;
+  const fs::path two = lenet_plan(dir, 2, "two.json"), one = lenet_plan(dir, 1, "one.json");
+  const fs::path folder = dir.path() / "ck", log = dir.path() / "stopped.jsonl", out = dir.path() / "out.txt";
+  // The run is far longer than the test waits: it ends by the signal (or `timeout` fails it).
+  std::string train = quote(kBinary) + " launch --nproc 2 -- " + quote(kBinary) + " train --plan " +
+                      quote(two.string()) + " --steps 1000000 --save-dir " + quote(folder.string()) + " --log-json " +
+                      quote(log.string());
+  std::vector<std::string> sgd = kSgd;
+  sgd.erase(sgd.begin() + 2, sgd.begin() + 4);  // without its --steps 4
+  for (const std::string& a : sgd) train += " " + quote(a);
+  const std::string script = train + " >" + quote(out.string()) + " 2>&1 & pid=$!; " + "while [ \"$(cat " +
+                             quote(log.string()) + " 2>/dev/null | wc -l)\" -lt 3 ]; do " +
+                             "sleep 0.05; done; kill -USR1 $pid; wait $pid; echo \"exit $?\" >>" + quote(out.string());
+  ASSERT_EQ(std::system(("timeout 120 bash -c " + quote(script)).c_str()), 0);
+  const std::string printed = read_text(out);
+  EXPECT_THAT(printed, HasSubstr("exit 75")) << printed;
+  EXPECT_THAT(printed, HasSubstr("stopped by SIGUSR1 after step")) << printed;
+  const std::vector<double> before = losses_in(log);
+  const std::optional<SavedCheckpoint> saved = newest_checkpoint(folder.string());
+  ASSERT_TRUE(saved) << printed;
+  EXPECT_EQ(saved->step, static_cast<int64_t>(before.size())) << printed;
+
+  // Resumed on one process to 3 steps past the stop, against the same run never stopped.
+  const std::string end = std::to_string(before.size() + 3);
+  const fs::path log_resumed = dir.path() / "resumed.jsonl", log_straight = dir.path() / "straight.jsonl";
+  std::vector<std::string> rest = kSgd;
+  rest[3] = end;  // --steps
+  Outcome r = run(with({"train", "--plan", one.string(), "--save-dir", folder.string(), "--resume", "auto",
+                        "--log-json", log_resumed.string()},
+                       rest));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("--resume auto: continuing from " + saved->folder)) << describe(r);
+  r = run(with({"train", "--plan", one.string(), "--log-json", log_straight.string()}, rest));
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  const std::vector<double> straight = losses_in(log_straight);
+  std::vector<double> resumed;
+  for (const std::string& line : lines_of(read_text(log_resumed))) {
+    resumed.push_back(nlohmann::json::parse(line).at("loss"));
+  }
+  ASSERT_EQ(resumed.size(), 3U);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(before[i], straight[i], 1e-4 * std::abs(straight[i])) << i;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(resumed[i], straight[before.size() + i], 1e-4 * std::abs(straight[before.size() + i])) << i;
+  }
+  // Run again once finished (a job requeued after its end): exit 0, nothing trained.
+  r = run(with({"train", "--plan", one.string(), "--save-dir", folder.string(), "--resume", "auto"}, rest));
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("nothing to do")) << describe(r);
+}
+
+// The weights file of a ResNet-50 checkpoint holds exactly the tensors of torchvision's
+// resnet50().state_dict(), by name, dtype and shape (tests/data/torchvision/: torchvision
+// 0.14's own list, as its first line says), so load_state_dict(strict=True) takes it;
+// bench/torchvision_strict_load.py loads checkpoints into torchvision itself.
+TEST(TrainCommand, ResNet50WeightsAreExactlyTorchvisionsStateDict) {
+  ScratchDir dir;
+  const fs::path plan = dir.path() / "resnet50.json", weights = dir.path() / "resnet50.safetensors";
+  Outcome r = run(
+      {"plan", "--model", "resnet50", "--batch", "1", "--gpus", "1", "--gpus-per-node", "1", "--json", plan.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  r = run({"train", "--plan", plan.string(), "--steps", "1", "--save", weights.string()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+
+  std::vector<std::string> expected;
+  for (const std::string& line : lines_of(read_text(data_file("torchvision/resnet50_state_dict.txt")))) {
+    if (!line.empty() && line[0] != '#') expected.push_back(line);
+  }
+  std::vector<std::string> ours;
+  const safetensors::Reader file(weights.string());
+  for (const auto& [name, info] : file.tensors()) {
+    std::string shape;
+    for (const int64_t d : info.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    const std::string dtype = info.dtype == safetensors::DType::kI64 ? "int64" : "float32";
+    ours.push_back(name + " " + dtype + " " + (shape.empty() ? "scalar" : shape));
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(expected.size(), 320U);  // 53 batch-norms of 5 tensors, 53 convolutions, fc's 2
+  EXPECT_EQ(ours, expected);
+}
+
 TEST(TrainCommand, BadCheckpointsAreOneLineAndExit2) {
   ScratchDir dir;
   const fs::path one = lenet_plan(dir, 1, "one.json");
   const fs::path corrupt = dir.path() / "corrupt.safetensors", save = dir.path() / "out.safetensors";
   write_text(corrupt, "not a safetensors file at all");
   const fs::path alexnet = dir.path() / "alexnet.safetensors";
-  write_checkpoint(alexnet.string(), TrainingState{{}, {{"model", "alexnet"}, {"step", "1"}}});
+  write_checkpoint(alexnet.string(), TrainingState{{}, {{"model", "alexnet"}, {"step", "1"}}, {}});
   const fs::path empty = dir.path() / "empty.safetensors";
-  write_checkpoint(empty.string(), TrainingState{{}, {{"step", "1"}}});
+  write_checkpoint(empty.string(), TrainingState{{}, {{"step", "1"}}, {}});
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--resume", corrupt.string()}, "corrupt.safetensors"},
       {{"--resume", (dir.path() / "missing.safetensors").string()}, "missing.safetensors"},
@@ -285,7 +372,7 @@ TEST(TrainCommand, ACheckpointStepThatIsNotAStepCountIsOneLineNamingTheFileAndTh
   const fs::path one = lenet_plan(dir, 1, "one.json");
   for (const std::string step : {"99999999999999999999", "2147483648", "-1", "12abc", ""}) {
     const fs::path file = dir.path() / "huge.safetensors";
-    write_checkpoint(file.string(), TrainingState{{}, {{"model", "lenet5"}, {"step", step}}});
+    write_checkpoint(file.string(), TrainingState{{}, {{"model", "lenet5"}, {"step", step}}, {}});
     const Outcome r = run({"train", "--plan", one.string(), "--steps", "2", "--resume", file.string()});
     EXPECT_EQ(r.exit_code, 2) << describe(r);
     ASSERT_EQ(lines_of(r.err).size(), 1u) << describe(r);

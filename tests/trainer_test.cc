@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -67,6 +69,8 @@ class Recorder : public TrainingObserver {
   std::vector<TestEvaluation> evaluations;
   TrainingSummary summary;
 };
+
+void write_text_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 std::vector<Configuration> one_device(const ModelGraph& graph) {
   return std::vector<Configuration>(static_cast<size_t>(graph.size()), Configuration{Degrees{}, {0}});
@@ -151,6 +155,97 @@ TEST(Trainer, ObserverHearsEveryLogEveryStepsTheFirstAndTheLast) {
   EXPECT_TRUE(recorder.evaluations.empty());  // synthetic data has no test split
 }
 
+// Sets the stop flag, as the SIGUSR1 handler of `layerplan train` would, once step `at` is done.
+class StopAtStep : public Recorder {
+ public:
+  explicit StopAtStep(int64_t at) : at_(at) {}
+  void progressed(const StepProgress& p) override {
+    Recorder::progressed(p);
+    if (p.step == at_) flag = SIGUSR1;
+  }
+  volatile std::sig_atomic_t flag = 0;
+
+ private:
+  int64_t at_;
+};
+
+std::vector<double> losses_of(const Recorder& r) {
+  std::vector<double> losses;
+  for (const StepProgress& p : r.steps) losses.push_back(p.loss);
+  return losses;
+}
+
+TEST(Trainer, AStopSignalEndsTheRunAfterTheStepWithACheckpointThatResumeAutoContinues) {
+  ScratchDir dir;
+  const ModelGraph graph = build_zoo_model("lenet5", 8);
+  TrainerOptions base;
+  base.steps = 7;
+  base.log_every = 1;
+  base.momentum = 0.9;
+  base.lr = 0.05;
+  base.kernels = KernelBackend::kReference;
+  base.save_dir = dir.file("ck");
+  base.keep = 2;
+
+  Recorder straight;
+  TrainerOptions options = base;
+  options.save_dir = dir.file("straight");
+  options.observer = &straight;
+  Trainer(graph, one_device(graph), options).run();
+  ASSERT_EQ(straight.steps.size(), 7U);
+
+  StopAtStep stopping(3);
+  options = base;
+  options.observer = &stopping;
+  options.stop_signal = &stopping.flag;
+  const TrainingSummary stopped = Trainer(graph, one_device(graph), options).run();
+  EXPECT_EQ(stopped.stopped_by_signal, SIGUSR1);
+  EXPECT_EQ(stopped.last_step, 3);
+  EXPECT_EQ(stopped.saved_to, dir.file("ck/step-00000003"));
+  EXPECT_EQ(stopping.steps.size(), 3U);
+
+  Recorder resumed;
+  options = base;
+  options.resume = "auto";
+  options.observer = &resumed;
+  const TrainingSummary rest = Trainer(graph, one_device(graph), options).run();
+  EXPECT_EQ(resumed.start.first_step, 3);
+  EXPECT_THAT(resumed.start.note, testing::HasSubstr("continuing from " + dir.file("ck/step-00000003")));
+  EXPECT_EQ(rest.stopped_by_signal, 0);
+  EXPECT_EQ(rest.steps, 4);
+  std::vector<double> joined = losses_of(stopping), tail = losses_of(resumed);
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  const std::vector<double> expected = losses_of(straight);
+  ASSERT_EQ(joined.size(), expected.size());
+  for (size_t i = 0; i < joined.size(); ++i) EXPECT_NEAR(joined[i], expected[i], 1e-6 * std::abs(expected[i])) << i;
+  // keep = 2: the stop's checkpoint and the end's.
+  EXPECT_TRUE(std::filesystem::exists(dir.file("ck/step-00000003/model.safetensors")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("ck/step-00000007/model.safetensors")));
+
+  // Requeued once more after the end: nothing to train.
+  Recorder again;
+  options.observer = &again;
+  const TrainingSummary done = Trainer(graph, one_device(graph), options).run();
+  EXPECT_TRUE(done.already_finished);
+  EXPECT_TRUE(again.steps.empty());
+}
+
+TEST(Trainer, ResumeAutoWithAnEmptyFolderStartsAtStepZero) {
+  ScratchDir dir;
+  const ModelGraph graph = build_zoo_model("lenet5", 8);
+  Recorder recorder;
+  TrainerOptions options;
+  options.steps = 2;
+  options.kernels = KernelBackend::kReference;
+  options.save_dir = dir.file("new-folder");
+  options.resume = "auto";
+  options.observer = &recorder;
+  Trainer(graph, one_device(graph), options).run();
+  EXPECT_EQ(recorder.start.first_step, 0);
+  EXPECT_THAT(recorder.start.note, testing::HasSubstr("no checkpoint in " + dir.file("new-folder")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("new-folder/step-00000002/model.safetensors")));
+}
+
 TEST(Trainer, CosineScheduleFallsFromTheRateToZeroAtTheEnd) {
   TrainerOptions options;
   options.lr = 0.1;
@@ -189,6 +284,21 @@ TEST(Trainer, BadOptionsThrowBeforeAnythingRuns) {
   options = {};
   options.save = (dir.path() / "no" / "ck.safetensors").string();
   fails(options, "--save");
+  options = {};
+  options.save = dir.file("ck.safetensors");
+  options.save_dir = dir.file("ck");
+  fails(options, "--save and --save-dir");
+  options = {};
+  options.save_dir = dir.file("ck");
+  options.keep = 0;
+  fails(options, "--keep 0");
+  options = {};
+  options.resume = "auto";
+  fails(options, "--resume auto: expected --save-dir");
+  options = {};
+  write_text_file(dir.file("a-file"), "x");
+  options.save_dir = dir.file("a-file");
+  fails(options, "--save-dir '" + dir.file("a-file") + "'");
   options = {};
   options.log_json = dir.file("log.jsonl");
   options.data = dir.file("missing.safetensors");

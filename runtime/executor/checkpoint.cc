@@ -3,6 +3,7 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <span>
 
 #include "common/error.h"
 #include "common/input_file.h"
@@ -134,6 +135,9 @@ void write_checkpoint(const std::string& path, const TrainingState& state, const
   for (const auto& [name, array] : state.arrays) {
     contents.tensors[name] = safetensors::Tensor::from_floats(array.shape, array.values);
   }
+  for (const auto& [name, value] : state.counters) {
+    contents.tensors[name] = safetensors::Tensor::from_int64s({}, std::span<const int64_t>(&value, 1));
+  }
   safetensors::write_file(path, contents, what);
 }
 
@@ -180,6 +184,9 @@ TrainingState training_state_of(const ModelGraph& graph, const Executor& executo
       std::vector<float>& values = params.*part.field;
       if (comm) comm->all_reduce_sum(values.data(), values.size());
       contents.arrays[prefix + "." + part.suffix] = FloatArray{part.shape, values};
+      // torch counts the training forwards of each batch-norm; strict loading wants the key.
+      if (part.field == &LayerParams::running_mean)
+        contents.counters[prefix + ".num_batches_tracked"] = executor.steps_done();
       if (part.field == &LayerParams::running_mean || part.field == &LayerParams::running_var) continue;
       std::vector<float>& buffer = momentum.*part.field;
       if (buffer.empty()) continue;  // before the first step

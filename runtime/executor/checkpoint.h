@@ -1,13 +1,14 @@
 #pragma once
-// Checkpoints of training: the parameters of every layer in a safetensors file, named as
-// torchvision's state_dict names them for the zoo models (so weights exported from
-// PyTorch load directly), plus the SGD momentum buffers and the step count.
+// Checkpoints of training: the parameters of every layer, named as torchvision's
+// state_dict names them for the zoo models (so weights exported from PyTorch load directly,
+// and ours load into torchvision), plus the SGD momentum buffers and the step count.
+// runtime/training/checkpoint_store.h puts the weights and the momentum in two files.
 //
 // Names: "<prefix>.weight", "<prefix>.bias", "<prefix>.running_mean",
-// "<prefix>.running_var", where the prefix is state_dict_prefix(model, layer); momentum
-// buffers are "momentum_buffer.<parameter name>" (torch keeps them in the optimizer's
-// state, not the state_dict: strip that prefix group before load_state_dict). Metadata:
-// "format" = "layerplan-checkpoint", "model", "step".
+// "<prefix>.running_var" and the I64 scalar "<prefix>.num_batches_tracked" (the steps done),
+// where the prefix is state_dict_prefix(model, layer); momentum buffers are
+// "momentum_buffer.<parameter name>" (torch keeps them in the optimizer's state, not the
+// state_dict). Metadata: "format" = "layerplan-checkpoint", "model", "step", "written_by".
 #include <cstdint>
 #include <map>
 #include <string>
@@ -29,10 +30,11 @@ struct FloatArray {
 struct TrainingState {
   std::map<std::string, FloatArray> arrays;
   std::map<std::string, std::string> metadata;
+  std::map<std::string, int64_t> counters;  // I64 scalars: batch-norm's num_batches_tracked
 };
 
 // Writes `state` to `path` as a safetensors file (runtime/safetensors.h), atomically, as
-// F32 tensors. Throws UsageError "WHAT 'PATH': ..." on failure.
+// F32 tensors and its counters as I64 scalars. Throws UsageError "WHAT 'PATH': ..." on failure.
 void write_checkpoint(const std::string& path, const TrainingState& state, const std::string& what = "checkpoint");
 
 // Reads every F32 tensor of `path` and its metadata; tensors of other dtypes (such as

@@ -1,6 +1,8 @@
 #include "runtime/training/trainer.h"
 
+#include <array>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +13,7 @@
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/executor/in_process_transport.h"
 #include "runtime/heap_tuning.h"
+#include "runtime/training/checkpoint_store.h"
 #include "runtime/training/train_profile.h"
 #include "runtime/training/train_trace.h"
 
@@ -56,9 +59,11 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
   check_options();
   load_data();
   check_outputs();
-  const std::optional<std::string> checkpoint = options_.resume ? options_.resume : options_.init_from;
+  resume_ = options_.resume;
+  if (resume_ == "auto") find_newest_checkpoint();
+  const std::optional<std::string> checkpoint = resume_ ? resume_ : options_.init_from;
   TrainingState restored;
-  if (checkpoint) restored = read_checkpoint(*checkpoint);
+  if (checkpoint) restored = read_checkpoint_files(*checkpoint);
 
   if (launched_) {
     comm_ = connect_gloo(world_);
@@ -73,11 +78,26 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
   executor_options.sgd = {.lr = options_.lr, .momentum = options_.momentum, .weight_decay = options_.weight_decay};
   executor_options.time_compute = options_.profile.has_value() || options_.trace.has_value();
   executor_ = std::make_unique<Executor>(graph_, plan_, *kernels_, *transport_, executor_options);
-  if (checkpoint)
-    step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, options_.resume.has_value());
+  if (checkpoint) step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, resume_.has_value());
+  if (options_.resume == "auto" && step_ >= total_) {
+    already_finished_ = true;  // a requeued job whose run had ended: nothing to do
+    return;
+  }
   require(step_ < total_, "checkpoint '" + checkpoint.value_or("") + "' is at step " + std::to_string(step_) +
                               ", the run ends at step " + std::to_string(total_));
   open_log();
+}
+
+// --resume auto: the newest whole checkpoint of --save-dir, or none (from step 0).
+void Trainer::find_newest_checkpoint() {
+  const std::optional<SavedCheckpoint> newest = newest_checkpoint(*options_.save_dir);
+  if (!newest) {
+    resume_.reset();
+    resume_note_ = "--resume auto: no checkpoint in " + *options_.save_dir + " yet, starting at step 0";
+    return;
+  }
+  resume_ = newest->weights;
+  resume_note_ = "--resume auto: continuing from " + newest->folder;
 }
 
 Trainer::~Trainer() = default;
@@ -104,6 +124,17 @@ void Trainer::load_data() {
 void Trainer::check_outputs() const {
   require(options_.save_every >= 0, "--save-every: expected 0 or more");
   require(!(options_.resume && options_.init_from), "--resume and --init-from: expected one of them");
+  require(!(options_.save && options_.save_dir), "--save and --save-dir: expected one of them");
+  require(options_.keep >= 1, "--keep " + std::to_string(options_.keep) + ": expected 1 or more");
+  require(options_.resume != "auto" || options_.save_dir,
+          "--resume auto: expected --save-dir DIR, the folder whose newest checkpoint it continues from");
+  if (options_.save_dir) {
+    std::error_code error;
+    std::filesystem::create_directories(*options_.save_dir, error);
+    require(!error && std::filesystem::is_directory(*options_.save_dir),
+            "--save-dir '" + *options_.save_dir + "': expected a folder that exists or can be made" +
+                (error ? ": " + error.message() : ""));
+  }
   for (const auto& [flag, output] : {std::pair{"--save", options_.save}, std::pair{"--profile", options_.profile},
                                      std::pair{"--trace", options_.trace}}) {
     if (!output) continue;
@@ -130,16 +161,28 @@ TrainingSummary Trainer::run() {
                                 .data = data_.description,
                                 .total_steps = total_,
                                 .steps_per_epoch = steps_per_epoch_,
-                                .first_step = step_});
+                                .first_step = step_,
+                                .resumed_from = resume_.value_or(""),
+                                .note = resume_note_});
+  }
+  if (already_finished_) {
+    TrainingSummary done;
+    done.already_finished = true;
+    if (options_.observer) options_.observer->finished(done);
+    return done;
   }
   start_ = Clock::now();
   interval_start_ = start_;
   first_step_ = step_;
   logged_ = step_;
-  for (int epoch = static_cast<int>(step_ / steps_per_epoch_); step_ < total_; ++epoch) train_epoch(epoch);
+  for (int epoch = static_cast<int>(step_ / steps_per_epoch_); step_ < total_ && stopped_by_ == 0; ++epoch) {
+    train_epoch(epoch);
+  }
   const double elapsed_s = seconds_between(start_, Clock::now());
-  if (data_.test && step_ % steps_per_epoch_ != 0) evaluate(static_cast<int>(step_ / steps_per_epoch_));
-  if (options_.save) save();
+  if (data_.test && step_ % steps_per_epoch_ != 0 && stopped_by_ == 0) {
+    evaluate(static_cast<int>(step_ / steps_per_epoch_));
+  }
+  if (options_.save || options_.save_dir) save();
   TrainingSummary result = summary(elapsed_s);
   if (options_.observer) options_.observer->finished(result);
   if (options_.profile) {
@@ -163,9 +206,12 @@ void Trainer::train_epoch(int epoch) {
   // A resumed run continues inside its epoch.
   for (int64_t b = step_ % steps_per_epoch_; b < steps_per_epoch_ && step_ < total_; ++b) {
     train_step(order, b, epoch);
+    if (stop_agreed()) return;
     // Saving and evaluating do not count in images/s and ETA.
     const auto pause = Clock::now();
-    if (options_.save && options_.save_every > 0 && step_ % options_.save_every == 0 && step_ < total_) save();
+    if ((options_.save || options_.save_dir) && options_.save_every > 0 && step_ % options_.save_every == 0 &&
+        step_ < total_)
+      save();
     if (data_.test && b == steps_per_epoch_ - 1) evaluate(epoch);
     start_ += Clock::now() - pause;
     interval_start_ += Clock::now() - pause;
@@ -211,9 +257,32 @@ void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::t
        .eta_s = elapsed / static_cast<double>(step_ - first_step_) * static_cast<double>(total_ - step_)});
 }
 
+// After each step: did a signal ask any rank to stop? Every rank answers the same (one
+// small all-reduce a step), so that all stop after the same step and save it together.
+bool Trainer::stop_agreed() {
+  if (!options_.stop_signal) return false;
+  const int local = *options_.stop_signal;
+  if (!launched_) {
+    stopped_by_ = local;
+    return local != 0;
+  }
+  // Ranks that got SIGUSR1, ranks that got another signal (SIGTERM).
+  std::array<float, 2> asked = {local == SIGUSR1 ? 1.0F : 0.0F, local != 0 && local != SIGUSR1 ? 1.0F : 0.0F};
+  comm_->all_reduce_sum(asked.data(), asked.size());
+  if (asked[0] + asked[1] == 0) return false;
+  stopped_by_ = asked[1] > 0 ? SIGTERM : SIGUSR1;
+  return true;
+}
+
 void Trainer::save() {
   const TrainingState state = training_state_of(graph_, *executor_, comm_.get());  // every rank joins
-  if (world_.rank == 0) write_checkpoint(*options_.save, state, "--save");
+  if (world_.rank != 0) return;
+  if (options_.save_dir) {
+    saved_to_ = save_checkpoint_to_folder(*options_.save_dir, state, options_.keep).folder;
+  } else {
+    write_checkpoint_files(*options_.save, state, "--save");
+    saved_to_ = *options_.save;
+  }
 }
 
 // Test-set accuracy over whole batches of the plan's batch (the graph's batch is fixed: the
@@ -253,6 +322,9 @@ TrainingSummary Trainer::summary(double elapsed_s) const {
   s.images_per_s = static_cast<double>(s.steps * batch_) / elapsed_s;
   s.communication = transport_->counts();
   s.profiled_steps = static_cast<double>(step_ - first_step_ - 1);
+  s.stopped_by_signal = stopped_by_;
+  s.last_step = step_;
+  s.saved_to = saved_to_;
   return s;
 }
 

@@ -45,7 +45,8 @@ class Trainer {
 
   // Trains from the first (or restored) step to the end, evaluating on the test split at
   // the end of each epoch and of the run, saving where the options say, then writes the
-  // profile. Call once. A collective: every rank calls it.
+  // profile. Stops early, after a whole step and with a checkpoint, when options.stop_signal
+  // is set on any rank. Call once. A collective: every rank calls it.
   TrainingSummary run();
 
   int64_t total_steps() const { return total_; }
@@ -61,6 +62,8 @@ class Trainer {
   void train_epoch(int epoch);
   void train_step(const EpochOrder& order, int64_t b, int epoch);
   void report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1);
+  void find_newest_checkpoint();
+  bool stop_agreed();
   void save();
   void write_trace_file(double steps);
   void evaluate(int epoch);
@@ -86,6 +89,12 @@ class Trainer {
   // Rank 0's JSON lines: a fresh file put in place at the start (common/safe_write.h),
   // then appended to line by line, so that it can be followed while training runs.
   std::unique_ptr<NewFile> log_;
+
+  std::optional<std::string> resume_;  // the checkpoint resumed from (--resume auto resolved)
+  std::string resume_note_;
+  bool already_finished_ = false;
+  int stopped_by_ = 0;    // the signal that stopped the run, 0 for none
+  std::string saved_to_;  // the last checkpoint written (rank 0)
 
   int64_t step_ = 0;
   int64_t first_step_ = 0;

@@ -3,6 +3,7 @@
 // settings and learning-rate schedule, the order of the samples, the kernels, the files it
 // reads and writes, and who hears about its progress. `layerplan train` fills one from its
 // flags; every field has the default the flag has.
+#include <csignal>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,10 +67,16 @@ struct TrainerOptions {
 
   // A checkpoint (safetensors) written at the end and, when `save_every` > 0, every
   // `save_every` steps (every rank joins; rank 0 writes). Saving pauses training.
+  // The weights go to `save` and the momentum beside them (runtime/training/checkpoint_store.h).
   std::optional<std::string> save;
   int64_t save_every = 0;
+  // Instead of `save`: every save a new folder DIR/step-NNNNNNNN, put in place whole; the
+  // newest `keep` are kept and older ones removed.
+  std::optional<std::string> save_dir;
+  int keep = 3;
   // At most one of them: `resume` continues the run a checkpoint saved (weights, momentum,
-  // step); `init_from` takes only its weights and starts at step 0.
+  // step), "auto" the newest whole one in save_dir (from step 0 when there is none; nothing
+  // to do when it is at the run's end); `init_from` takes only its weights and starts at step 0.
   std::optional<std::string> resume;
   std::optional<std::string> init_from;
 
@@ -90,6 +97,10 @@ struct TrainerOptions {
   // Told of the start, the progress, each test evaluation and the end, on every rank; it
   // decides what to print and where. Null: nobody is told. Must outlive the Trainer.
   TrainingObserver* observer = nullptr;
+  // Set non-zero (to the signal's number) by the caller's signal handler to stop the run
+  // after the step in progress: every rank agrees on the step, a checkpoint is written
+  // (with save or save_dir), and run() returns with stopped_by_signal set. Null: never.
+  const volatile std::sig_atomic_t* stop_signal = nullptr;
 };
 
 // The learning rate of the step after `step` steps of a run of `total`: options.lr for

@@ -16,7 +16,9 @@ struct TrainingStart {
   std::string data;         // the data's one-line description
   int64_t total_steps = 0;  // the step the run ends at
   int64_t steps_per_epoch = 0;
-  int64_t first_step = 0;  // 0, or the step a resumed run continues from
+  int64_t first_step = 0;    // 0, or the step a resumed run continues from
+  std::string resumed_from;  // the checkpoint a resumed run read ("" for none)
+  std::string note;          // what --resume auto found, for the user ("" for nothing to say)
 };
 
 struct StepProgress {
@@ -49,6 +51,13 @@ struct TrainingSummary {
   // it covers: steps - 1, the first warming up. Zeros for one process.
   TrafficCounts communication;
   double profiled_steps = 0;
+  // The signal (SIGTERM, SIGUSR1) that stopped the run after a whole step, 0 when it ran
+  // to its end; the checkpoint written last ("" when none); the run was already finished
+  // (--resume auto found a checkpoint at its last step: nothing was trained).
+  int stopped_by_signal = 0;
+  int64_t last_step = 0;  // the step the run ended after, counted from the run's start
+  std::string saved_to;
+  bool already_finished = false;
 };
 
 // Every callback runs on every rank, in the same order; the figures are the same on every
