@@ -25,8 +25,9 @@ TEST(ReportCli, PlanWritesReportAndTrace) {
   EXPECT_TRUE(has_line_starting(r, "report written to "));
   EXPECT_TRUE(has_line_starting(r, "predicted step trace written to "));
   const testing_report::XmlDoc doc = parse_xml(read_text(dir.file("a.html")));
-  EXPECT_EQ(find_all(doc, "g", "layer").size(), 23U);          // alexnet's layers
-  EXPECT_EQ(find_all(doc, "circle", "point").size(), 4U * 4);  // 4, 8, 16, 32 GPUs x 4 strategies
+  EXPECT_EQ(find_all(doc, "g", "layer").size(), 23U);  // alexnet's layers
+  // 4, 8, 16, 32 GPUs x the chosen plan, the layer-wise search and 3 baselines
+  EXPECT_EQ(find_all(doc, "circle", "point").size(), 4U * 5);
   const testing_trace::TraceSummary trace = check_trace(read_text(dir.file("a.json")));
   EXPECT_TRUE(trace.problems.empty()) << trace.problems.front();
   EXPECT_EQ(trace.process_names.size(), 8U);
