@@ -1,10 +1,19 @@
 #include "report/glossary.h"
 
+#include <cstdio>
 #include <utility>
+
+#include "planner/planner.h"
 
 namespace layerplan::report {
 
 namespace {
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", fraction * 100);
+  return text;
+}
 
 // No '<' or '&' needed: the writer escapes text anyway.
 const std::vector<std::pair<std::string, std::string>>& entries() {
@@ -52,10 +61,11 @@ const std::vector<std::pair<std::string, std::string>>& entries() {
       {"comm MB/step", "Megabytes moved per step: the transfers and the all-reduces."},
       {"simplicity margin",
        "How much faster than data parallelism a plan must be to be chosen over it "
-       "(`--min-gain`, 3% by default)."},
+       "(`--min-gain`, " +
+           percent(kDefaultMinGain) + " by default)."},
       {"hollow point",
-       "In the scaling chart: the layer-wise search ran out of its time budget at that GPU count, "
-       "and the best baseline stands in."},
+       "In the scaling chart: no searched plan at that GPU count (the layer-wise search ran out of its time "
+       "budget, or the plan came from a plan file), and the chosen plan stands in."},
   };
   return kEntries;
 }

@@ -136,7 +136,7 @@ void write_scaling_table(XmlWriter& xml, const ScalingCurve& curve) {
     cell(xml, std::to_string(p.gpus));
     cell(xml, p.chosen, false);
     for (size_t s = 0; s < p.images_per_s.size(); ++s) {
-      cell(xml, fixed(p.images_per_s[s], 1) + (s == kSearchSeries && p.layerwise_fell_back ? " (baseline)" : ""));
+      cell(xml, fixed(p.images_per_s[s], 1) + (s == kSearchSeries && p.layerwise_fell_back ? " (chosen)" : ""));
     }
     xml.close();
   }

@@ -172,8 +172,8 @@ void write_scaling(XmlWriter& xml, const ReportInput& in) {
                 "Predicted images/s against the GPU count on the same kind of cluster with the same images per GPU, "
                 "each count planned afresh. The chosen plan (the wide pale line; its points name it) lies on the "
                 "line of whichever strategy was chosen at that count; the layer-wise search's line is its plan "
-                "whether chosen or not (a hollow point: the search ran out of its budget there and the best "
-                "baseline stands in); then each baseline.");
+                "whether chosen or not (a hollow point: no searched plan there, the search ran out of its budget "
+                "or the plan came from a plan file, and the chosen plan stands in); then each baseline.");
   if (in.scaling) {
     write_scaling_chart(xml, *in.scaling);
     if (!in.scaling->note.empty()) xml.leaf("p", {{"class", "note"}}, in.scaling->note);

@@ -25,7 +25,7 @@ namespace {
 ScalingPoint point_of(const Plan& plan, int gpus) {
   ScalingPoint point;
   point.gpus = gpus;
-  point.layerwise_fell_back = plan.fell_back();
+  point.layerwise_fell_back = plan.fell_back() || plan.layer_wise.layers.empty();
   const auto rate = [&](const StrategyCost& s) {
     return s.step_s() > 0 ? static_cast<double>(plan.batch) / s.step_s() : 0.0;
   };

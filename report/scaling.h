@@ -23,8 +23,9 @@ struct ScalingPoint {
   int gpus = 0;
   // Images/s per series, in the order of scaling_series_names().
   std::vector<double> images_per_s;
-  // The layer-wise search ran out of its time budget or memory: its figure is the best
-  // baseline's, and the chart draws it hollow.
+  // No searched plan at this count: the search ran out of its time budget or memory (the
+  // best baseline was chosen), or the job's plan came from a plan file (`layerplan report`).
+  // The chosen plan's figure stands in, and the chart draws it hollow.
   bool layerwise_fell_back = false;
   std::string chosen;  // the name of the chosen strategy at this count
 };

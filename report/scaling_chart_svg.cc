@@ -82,7 +82,7 @@ void write_line(XmlWriter& xml, const ScalingCurve& curve, const Axes& axes, siz
                 {"data-images-per-s", number(p.images_per_s[s], "%.6g")}},
                curve.strategies[s] + (chosen ? " (" + p.chosen + ")" : "") + " on " + std::to_string(p.gpus) +
                    " GPUs: " + number(p.images_per_s[s], "%.1f") + " images/s" +
-                   (hollow ? " (search out of budget: best baseline)" : ""));
+                   (hollow ? " (no searched plan: the chosen plan stands in)" : ""));
   }
   const double y = kTop + 10 + static_cast<double>(s) * 20;
   xml.leaf("rect", {{"x", px(kLeft + kPlotWidth + 20)},

@@ -208,5 +208,24 @@ TEST_F(ReportChosenBaseline, TheScalingSeriesAreNamedForWhatTheyAre) {
   EXPECT_EQ(text_of(children(rows[1], "td")[1]), "data parallel");
 }
 
+// A plan without a searched plan (a plan file re-priced by `layerplan report`, or a search
+// that fell back): the chosen plan stands in for the search, drawn hollow.
+TEST_F(ReportChosenBaseline, WithoutASearchedPlanTheChosenStandsInHollow) {
+  Plan plan = *plan_;
+  plan.layer_wise = StrategyCost{};
+  const report::ScalingCurve curve = report::scaling_curve(
+      [](int) -> std::optional<report::ScalingCase> { return std::nullopt; }, {4}, 4, PlanOptions{}, &plan);
+  ASSERT_EQ(curve.points.size(), 1U);
+  const report::ScalingPoint& p = curve.points[0];
+  EXPECT_TRUE(p.layerwise_fell_back);
+  EXPECT_EQ(p.images_per_s[report::kSearchSeries], p.images_per_s[report::kChosenSeries]);
+  const XmlDoc doc = parse_xml(report::report_html({plan, *graph_, *devices_, curve, {}, {}}));
+  const std::vector<const xmlNode*> circles = find_all(doc, "circle", "point");
+  ASSERT_EQ(circles.size(), 5U);
+  EXPECT_EQ(attribute(circles[report::kSearchSeries], "fill"), "#ffffff");
+  EXPECT_NE(attribute(circles[report::kChosenSeries], "fill"), "#ffffff");
+  for (const xmlNode* s : find_all(doc, "section")) EXPECT_NE(attribute(s, "id"), "searched");
+}
+
 }  // namespace
 }  // namespace layerplan
