@@ -121,7 +121,11 @@ void write_scaling_chart(XmlWriter& xml, const ScalingCurve& curve) {
                    {"viewBox", "0 0 " + px(width) + " " + px(height)}});
   write_frame(xml, curve, axes);
   if (!curve.points.empty()) {
-    for (size_t s = 0; s < curve.strategies.size(); ++s) write_line(xml, curve, axes, s);
+    // The layer-wise search last, on top: a baseline equal to it would hide it.
+    for (size_t s = 0; s < curve.strategies.size(); ++s) {
+      if (s != kSearchSeries) write_line(xml, curve, axes, s);
+    }
+    if (kSearchSeries < curve.strategies.size()) write_line(xml, curve, axes, kSearchSeries);
   }
   xml.close();
 }

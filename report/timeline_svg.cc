@@ -148,7 +148,7 @@ double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimelin
   for (const auto& [phases, devices] : device_groups(t)) {
     xml.open("g", {{"class", "devices"}, {"data-devices", device_list(devices)}});
     xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}},
-             clipped_label(gpu_ranges(devices), 24));
+             clipped_label(gpu_ranges(devices), 22));
     for (const Run& run : runs_of(t, phases)) write_run(xml, graph, t, run, scale, y, "span");
     xml.close();
     y += kRowHeight;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -183,14 +184,16 @@ TEST_F(ReportChosenBaseline, ATimelinePerStrategyOnce) {
 // The chart's first series was called "layer-wise" but drew the chosen plan.
 TEST_F(ReportChosenBaseline, TheScalingSeriesAreNamedForWhatTheyAre) {
   const XmlDoc doc = parse_xml(*html_);
-  std::vector<std::string> series;
+  // One point per series (one GPU count), looked up by its name.
+  std::map<std::string, const xmlNode*> circle;
+  for (const xmlNode* c : find_all(doc, "circle", "point")) circle[attribute(c, "data-strategy")] = c;
+  EXPECT_EQ(circle.size(), 5U);
   std::vector<double> rates;
-  for (const xmlNode* c : find_all(doc, "circle", "point")) {
-    series.push_back(attribute(c, "data-strategy"));
-    rates.push_back(std::stod(attribute(c, "data-images-per-s")));
+  for (const std::string& s : report::scaling_series_names()) {
+    ASSERT_TRUE(circle.count(s)) << s;
+    rates.push_back(std::stod(attribute(circle[s], "data-images-per-s")));
   }
-  ASSERT_EQ(series, report::scaling_series_names());
-  EXPECT_EQ(series,
+  EXPECT_EQ(report::scaling_series_names(),
             (std::vector<std::string>{"chosen plan", "layer-wise search", "data parallel", "model parallel", "owt"}));
   const auto rate = [&](const StrategyCost& s) { return static_cast<double>(plan_->batch) / s.step_s(); };
   EXPECT_NEAR(rates[0], rate(plan_->chosen), 1e-5 * rates[0]);
@@ -198,8 +201,7 @@ TEST_F(ReportChosenBaseline, TheScalingSeriesAreNamedForWhatTheyAre) {
   EXPECT_NE(rates[0], rates[1]);
   for (size_t b = 0; b < 3; ++b) EXPECT_NEAR(rates[2 + b], rate(plan_->baselines[b]), 1e-5 * rates[2 + b]);
   // The chosen plan's point and the table name what was chosen.
-  const std::vector<const xmlNode*> circles = find_all(doc, "circle", "point");
-  EXPECT_THAT(text_of(circles[0]), HasSubstr("chosen plan (data parallel) on 4 GPUs"));
+  EXPECT_THAT(text_of(circle["chosen plan"]), HasSubstr("chosen plan (data parallel) on 4 GPUs"));
   const std::vector<const xmlNode*> table = find_all(doc, "table", "scaling");
   ASSERT_EQ(table.size(), 1U);
   const std::vector<const xmlNode*> rows = children(table[0], "tr");
@@ -220,10 +222,11 @@ TEST_F(ReportChosenBaseline, WithoutASearchedPlanTheChosenStandsInHollow) {
   EXPECT_TRUE(p.layerwise_fell_back);
   EXPECT_EQ(p.images_per_s[report::kSearchSeries], p.images_per_s[report::kChosenSeries]);
   const XmlDoc doc = parse_xml(report::report_html({plan, *graph_, *devices_, curve, {}, {}}));
-  const std::vector<const xmlNode*> circles = find_all(doc, "circle", "point");
-  ASSERT_EQ(circles.size(), 5U);
-  EXPECT_EQ(attribute(circles[report::kSearchSeries], "fill"), "#ffffff");
-  EXPECT_NE(attribute(circles[report::kChosenSeries], "fill"), "#ffffff");
+  std::map<std::string, const xmlNode*> circle;
+  for (const xmlNode* c : find_all(doc, "circle", "point")) circle[attribute(c, "data-strategy")] = c;
+  ASSERT_EQ(circle.size(), 5U);
+  EXPECT_EQ(attribute(circle.at("layer-wise search"), "fill"), "#ffffff");
+  EXPECT_NE(attribute(circle.at("chosen plan"), "fill"), "#ffffff");
   for (const xmlNode* s : find_all(doc, "section")) EXPECT_NE(attribute(s, "id"), "searched");
 }
 

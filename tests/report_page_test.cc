@@ -233,16 +233,20 @@ TEST_F(ReportPageTest, EachTimelineIsDrawnToItsOwnScale) {
 
 TEST_F(ReportPageTest, ScalingChartHasAPointPerSeriesAndCount) {
   const XmlDoc doc = parse_xml(*html_);
-  const std::vector<const xmlNode*> points = find_all(doc, "circle", "point");
-  ASSERT_EQ(points.size(), 10U);
-  EXPECT_EQ(attribute(points[0], "data-strategy"), "chosen plan");
-  EXPECT_EQ(attribute(points[2], "data-strategy"), "layer-wise search");
-  EXPECT_EQ(attribute(points[3], "data-gpus"), "16");
-  EXPECT_EQ(std::stod(attribute(points[3], "data-images-per-s")), 40);
-  EXPECT_EQ(attribute(points[3], "fill"), "#ffffff");  // the search fell back: hollow
-  EXPECT_NE(attribute(points[1], "fill"), "#ffffff");  // the chosen plan is what it is
-  EXPECT_NE(text_of(points[1]).find("chosen plan (data parallel) on 16 GPUs"), std::string::npos);
-  EXPECT_EQ(attribute(points[4], "data-strategy"), "data parallel");
+  // Series -> its points, in GPU order.
+  std::map<std::string, std::vector<const xmlNode*>> points;
+  for (const xmlNode* c : find_all(doc, "circle", "point")) points[attribute(c, "data-strategy")].push_back(c);
+  ASSERT_EQ(points.size(), 5U);
+  for (const std::string& s : report::scaling_series_names()) ASSERT_EQ(points[s].size(), 2U) << s;
+  const xmlNode* search = points["layer-wise search"][1];
+  EXPECT_EQ(attribute(search, "data-gpus"), "16");
+  EXPECT_EQ(std::stod(attribute(search, "data-images-per-s")), 40);
+  EXPECT_EQ(attribute(search, "fill"), "#ffffff");                    // no searched plan: hollow
+  EXPECT_NE(attribute(points["chosen plan"][1], "fill"), "#ffffff");  // the chosen plan is what it is
+  EXPECT_NE(text_of(points["chosen plan"][1]).find("chosen plan (data parallel) on 16 GPUs"), std::string::npos);
+  EXPECT_EQ(std::stod(attribute(points["data parallel"][0], "data-images-per-s")), 9);
+  // The search's line is drawn last, on top of a baseline equal to it.
+  EXPECT_EQ(find_all(doc, "circle", "point").back(), search);
 }
 
 // Every word of the strategy table and every baseline's name is in the glossary, which
