@@ -96,6 +96,14 @@ void write_layer_table(XmlWriter& xml, const Plan& plan, const StrategyCost& str
   xml.close();
 }
 
+bool split_alike(const StrategyCost& a, const StrategyCost& b) {
+  if (a.layers.size() != b.layers.size()) return false;
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    if (!(a.layers[i].config == b.layers[i].config)) return false;
+  }
+  return true;
+}
+
 void write_difference_table(XmlWriter& xml, const ModelGraph& graph, const StrategyCost& chosen,
                             const StrategyCost& searched) {
   std::vector<const Layer*> differ;

@@ -32,6 +32,9 @@ void write_strategy_table(XmlWriter& xml, const Plan& plan);
 // Per layer of `strategy` (<table class=table_class data-strategy>, <tr data-layer>).
 void write_layer_table(XmlWriter& xml, const Plan& plan, const StrategyCost& strategy, const ModelGraph& graph,
                        const std::string& table_class = "layers");
+// Every layer configured alike in both (the search may find data parallelism itself).
+bool split_alike(const StrategyCost& a, const StrategyCost& b);
+
 // The layers `searched` splits otherwise than `chosen` (<table class="differences">, a
 // <tr data-layer> each: the two configurations), after a line that counts them.
 void write_difference_table(XmlWriter& xml, const ModelGraph& graph, const StrategyCost& chosen,

@@ -131,6 +131,8 @@ void write_pictures(XmlWriter& xml, const ReportInput& in) {
                 "prices by its slowest device.");
   std::vector<StepTimeline> timelines;
   for (const auto& [strategy, role] : strategy_rows(in.plan)) {
+    // A searched plan split as the chosen one has its timeline.
+    if (role == "searched" && split_alike(*strategy, in.plan.chosen)) continue;
     timelines.push_back(step_timeline(in.graph, *strategy, in.devices.device_count()));
   }
   write_timeline_legend(xml);
@@ -157,6 +159,12 @@ void write_searched(XmlWriter& xml, const ReportInput& in, const StrategyCost& s
   xml.leaf("h2", {}, "The searched plan");
   xml.leaf("p", {{"class", "note"}}, note);
   write_difference_table(xml, in.graph, plan.chosen, searched);
+  if (split_alike(plan.chosen, searched)) {
+    // Drawn once: a 1,000-layer model's grid, table and timeline are megabytes.
+    xml.leaf("p", {{"class", "note"}}, "Its grid, layers and timeline are the chosen plan's, above.");
+    xml.close();
+    return;
+  }
   xml.open("div", {{"class", "scroll"}});
   write_device_grid(xml, in.graph, searched, in.devices.device_count());
   xml.close();

@@ -210,6 +210,33 @@ TEST_F(ReportChosenBaseline, TheScalingSeriesAreNamedForWhatTheyAre) {
   EXPECT_EQ(text_of(children(rows[1], "td")[1]), "data parallel");
 }
 
+// The search may find data parallelism itself ("data parallel on every layer"): listed as
+// searched, but its grid, layers and timeline are not drawn twice.
+TEST_F(ReportChosenBaseline, ASearchedPlanSplitAsTheChosenIsNotDrawnTwice) {
+  Plan plan = *plan_;
+  plan.layer_wise = plan.chosen;
+  plan.layer_wise.name = "data parallel on every layer";
+  const XmlDoc doc = parse_xml(report::report_html({plan, *graph_, *devices_, {}, {}, {}}));
+  std::vector<std::string> rows, timelines;
+  for (const xmlNode* tr : find_all(doc, "tr")) {
+    if (!attribute(tr, "data-strategy").empty()) rows.push_back(attribute(tr, "data-strategy"));
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"data parallel", "data parallel on every layer", "model parallel", "owt"}));
+  for (const xmlNode* t : find_all(doc, "g", "timeline")) timelines.push_back(attribute(t, "data-strategy"));
+  EXPECT_EQ(timelines, (std::vector<std::string>{"data parallel", "model parallel", "owt"}));
+  const xmlNode* section = nullptr;
+  for (const xmlNode* s : find_all(doc, "section")) {
+    if (attribute(s, "id") == "searched") section = s;
+  }
+  ASSERT_NE(section, nullptr);
+  const std::vector<const xmlNode*> count = find_all(section, "p", "differences");
+  ASSERT_EQ(count.size(), 1U);
+  EXPECT_EQ(text_of(count[0]),
+            "0 of " + std::to_string(graph_->size()) + " layers split otherwise than in data parallel.");
+  EXPECT_TRUE(find_all(section, "g", "row").empty());
+  EXPECT_TRUE(find_all(section, "table").empty());
+}
+
 // A plan without a searched plan (a plan file re-priced by `layerplan report`, or a search
 // that fell back): the chosen plan stands in for the search, drawn hollow.
 TEST_F(ReportChosenBaseline, WithoutASearchedPlanTheChosenStandsInHollow) {
