@@ -72,7 +72,9 @@ void print_plan_report(std::ostream& out, const Plan& plan, const ModelGraph& gr
   const bool searched_not_chosen = !plan.layer_wise.layers.empty() && plan.chosen.name != plan.layer_wise.name;
   row(plan.chosen, searched_not_chosen ? " (chosen)" : "");
   if (searched_not_chosen) row(plan.layer_wise, " (searched)");
-  for (const StrategyCost& b : plan.baselines) row(b, "");
+  for (const StrategyCost& b : plan.baselines) {
+    if (b.name != plan.chosen.name) row(b, "");  // a chosen baseline is listed once, as chosen
+  }
   out << "step: the timeline, bucket all-reduces " << (plan.overlap ? "overlapping" : "after")
       << " the backward; additive: the search's objective; sync: the buckets' all-reduces; exposed: what sync adds to "
          "the step\n";

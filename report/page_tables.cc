@@ -33,40 +33,54 @@ void cell(XmlWriter& xml, const std::string& text, bool number = true) {
 
 }  // namespace
 
+const StrategyCost* searched_not_chosen(const Plan& plan) {
+  const bool differs = !plan.layer_wise.layers.empty() && plan.layer_wise.name != plan.chosen.name;
+  return differs ? &plan.layer_wise : nullptr;
+}
+
+std::vector<StrategyRow> strategy_rows(const Plan& plan) {
+  const StrategyCost* searched = searched_not_chosen(plan);
+  std::vector<StrategyRow> rows{{&plan.chosen, searched != nullptr ? "chosen" : ""}};
+  if (searched != nullptr) rows.push_back({searched, "searched"});
+  for (const StrategyCost& b : plan.baselines) {
+    // A baseline that was chosen is its row already.
+    if (b.name != plan.chosen.name) rows.push_back({&b, ""});
+  }
+  return rows;
+}
+
 void write_strategy_table(XmlWriter& xml, const Plan& plan) {
   xml.open("table", {{"class", "strategies"}});
-  header_row(xml,
-             {"strategy", "step ms", "images/s", "speedup", "compute ms", "transfer ms", "sync ms", "comm MB/step"});
+  header_row(xml, {"strategy", "step ms", "additive ms", "images/s", "speedup", "compute ms", "transfer ms", "sync ms",
+                   "exposed ms", "comm MB/step"});
   const double reference = plan.baselines.front().step_s();
-  // The chosen plan, the searched one where another was chosen, and the baselines, each once:
-  // a baseline that was chosen is not listed again.
-  std::vector<const StrategyCost*> rows{&plan.chosen};
-  const bool searched_not_chosen = !plan.layer_wise.layers.empty() && plan.layer_wise.name != plan.chosen.name;
-  if (searched_not_chosen) rows.push_back(&plan.layer_wise);
-  for (const StrategyCost& b : plan.baselines) {
-    if (b.name != plan.chosen.name) rows.push_back(&b);
-  }
-  for (const StrategyCost* s : rows) {
-    xml.open("tr", {{"data-strategy", s->name}});
-    const char* role = s == &plan.chosen ? " (chosen)" : s == &plan.layer_wise ? " (searched)" : "";
-    cell(xml, s->name + (searched_not_chosen ? role : ""), false);
+  for (const auto& [s, role] : strategy_rows(plan)) {
+    if (role.empty()) {
+      xml.open("tr", {{"data-strategy", s->name}});
+    } else {
+      xml.open("tr", {{"data-strategy", s->name}, {"data-role", role}});
+    }
+    cell(xml, s->name + (role.empty() ? "" : " (" + role + ")"), false);
     cell(xml, fixed(s->step_s() * 1e3, 2));
+    cell(xml, fixed(s->additive_s() * 1e3, 2));
     cell(xml, fixed(static_cast<double>(plan.batch) / s->step_s(), 1));
     cell(xml, fixed(reference / s->step_s(), 2) + "x");
     cell(xml, fixed(s->compute_s * 1e3, 2));
     cell(xml, fixed(s->transfer_s * 1e3, 2));
-    cell(xml, fixed(s->sync_s * 1e3, 2));
+    cell(xml, fixed(s->timeline.sync_s * 1e3, 2));
+    cell(xml, fixed(s->timeline.exposed_sync_s * 1e3, 2));
     cell(xml, fixed(static_cast<double>(s->communication_bytes()) / 1e6, 1));
     xml.close();
   }
   xml.close();
 }
 
-void write_layer_table(XmlWriter& xml, const Plan& plan, const ModelGraph& graph) {
-  xml.open("table", {{"class", "layers"}});
+void write_layer_table(XmlWriter& xml, const Plan& plan, const StrategyCost& strategy, const ModelGraph& graph,
+                       const std::string& table_class) {
+  xml.open("table", {{"class", table_class}, {"data-strategy", strategy.name}});
   header_row(xml, {"layer", "kind", "output", "configuration", "compute ms", "transfer ms", "sync ms", "configs"});
   for (const Layer& l : graph.layers()) {
-    const LayerCost& row = plan.chosen.layers[static_cast<size_t>(l.id)];
+    const LayerCost& row = strategy.layers[static_cast<size_t>(l.id)];
     xml.open("tr", {{"data-layer", l.name}});
     cell(xml, l.name, false);
     cell(xml, std::string(kind_name(l.kind)), false);
@@ -82,17 +96,55 @@ void write_layer_table(XmlWriter& xml, const Plan& plan, const ModelGraph& graph
   xml.close();
 }
 
+bool split_alike(const StrategyCost& a, const StrategyCost& b) {
+  if (a.layers.size() != b.layers.size()) return false;
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    if (!(a.layers[i].config == b.layers[i].config)) return false;
+  }
+  return true;
+}
+
+void write_difference_table(XmlWriter& xml, const ModelGraph& graph, const StrategyCost& chosen,
+                            const StrategyCost& searched) {
+  std::vector<const Layer*> differ;
+  for (const Layer& l : graph.layers()) {
+    const auto id = static_cast<size_t>(l.id);
+    if (!(chosen.layers[id].config == searched.layers[id].config)) differ.push_back(&l);
+  }
+  xml.leaf("p", {{"class", "differences"}},
+           std::to_string(differ.size()) + " of " + std::to_string(graph.size()) + " layers split otherwise than in " +
+               chosen.name + (differ.empty() ? "." : ":"));
+  if (differ.empty()) return;
+  xml.open("table", {{"class", "differences"}});
+  xml.open("tr");
+  for (const std::string& head : {std::string("layer"), chosen.name, searched.name + " (searched)"}) {
+    xml.leaf("th", {}, head);
+  }
+  xml.close();
+  for (const Layer* l : differ) {
+    const auto id = static_cast<size_t>(l->id);
+    xml.open("tr", {{"data-layer", l->name}});
+    cell(xml, l->name, false);
+    cell(xml, chosen.layers[id].config.str(), false);
+    cell(xml, searched.layers[id].config.str(), false);
+    xml.close();
+  }
+  xml.close();
+}
+
 void write_scaling_table(XmlWriter& xml, const ScalingCurve& curve) {
   xml.open("table", {{"class", "scaling"}});
   xml.open("tr");
   xml.leaf("th", {}, "GPUs");
+  xml.leaf("th", {}, "chosen");
   for (const std::string& s : curve.strategies) xml.leaf("th", {}, s + " images/s");
   xml.close();
   for (const ScalingPoint& p : curve.points) {
     xml.open("tr");
     cell(xml, std::to_string(p.gpus));
+    cell(xml, p.chosen, false);
     for (size_t s = 0; s < p.images_per_s.size(); ++s) {
-      cell(xml, fixed(p.images_per_s[s], 1) + (s == 0 && p.layerwise_fell_back ? " (baseline)" : ""));
+      cell(xml, fixed(p.images_per_s[s], 1) + (s == kSearchSeries && p.layerwise_fell_back ? " (chosen)" : ""));
     }
     xml.close();
   }

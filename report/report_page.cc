@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "common/version.h"
 #include "planner/plan_notes.h"
 #include "report/device_grid_svg.h"
+#include "report/glossary.h"
 #include "report/layer_graph_svg.h"
 #include "report/page_tables.h"
 #include "report/report_text.h"
@@ -40,9 +42,13 @@ svg.timelines text.tick, svg.scaling text.tick { text-anchor: middle; }
 svg line.tick { stroke: #444; } svg.scaling rect.plot { fill: none; stroke: #999; }
 svg.scaling line.gridline { stroke: #eee; } svg.scaling text.yl { text-anchor: end; }
 svg.scaling text.ylabel { text-anchor: middle; } svg.scaling path.line { fill: none; stroke-width: 2; }
+svg.scaling path.line.chosen { stroke-width: 9; stroke-opacity: 0.35; }
 svg.scaling line.job { stroke: #999; stroke-dasharray: 4 3; }
 table { border-collapse: collapse; font-size: 12px; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; } th { text-align: left; background: #f6f6f6; }
+dl.glossary dt { font-weight: 600; margin-top: 6px; } dl.glossary dd { margin-left: 2em; max-width: 70em; }
+svg.timelines text.end { font-weight: 600; } svg.timelines line.end { stroke: #222; stroke-width: 2; }
+p.searched { font-weight: 600; }
 pre { font-size: 11px; background: #f8f8f8; padding: 8px; overflow: auto; }
 )";
 
@@ -67,6 +73,14 @@ void write_intro(XmlWriter& xml, const ReportInput& in) {
                 plan.chosen.name.c_str(), plan.chosen.step_s() * 1e3,
                 static_cast<double>(plan.batch) / plan.chosen.step_s(), data.step_s() / plan.chosen.step_s());
   xml.leaf("p", {}, line);
+  if (const StrategyCost* searched = searched_not_chosen(plan); searched != nullptr) {
+    const std::string named = searched->name == "layer-wise" ? "" : " (" + searched->name + ")";
+    std::snprintf(line, sizeof line,
+                  "The layer-wise search's plan%s: %.2f ms per step, %.3gx the chosen step; shown under \u201cThe "
+                  "searched plan\u201d below.",
+                  named.c_str(), searched->step_s() * 1e3, searched->step_s() / plan.chosen.step_s());
+    xml.leaf("p", {{"class", "searched"}}, line);
+  }
   // The GPUs left idle, the plan the simplicity margin set aside (planner/plan_notes.h).
   if (const std::string idle = idle_devices_text(plan); !idle.empty()) xml.leaf("p", {{"class", "idle"}}, idle + ".");
   if (const std::string aside = set_aside_text(plan); !aside.empty()) {
@@ -76,7 +90,9 @@ void write_intro(XmlWriter& xml, const ReportInput& in) {
   xml.open("nav");
   for (const auto& [id, label] :
        {std::pair{"graph", "layer graph"}, std::pair{"grid", "devices x layers"},
-        std::pair{"timeline", "predicted step"}, std::pair{"scaling", "scaling"}, std::pair{"numbers", "numbers"}}) {
+        std::pair{"timeline", "predicted step"}, std::pair{"searched", "searched plan"},
+        std::pair{"scaling", "scaling"}, std::pair{"numbers", "numbers"}, std::pair{"glossary", "glossary"}}) {
+    if (std::string_view(id) == "searched" && searched_not_chosen(plan) == nullptr) continue;
     xml.leaf("a", {{"href", std::string("#") + id}}, label);
   }
   xml.close();
@@ -105,41 +121,67 @@ void write_pictures(XmlWriter& xml, const ReportInput& in) {
   xml.close();
   xml.close();
   write_section(xml, "timeline", "The predicted step",
-                "Each strategy's step as the planner's timeline lays it out (docs/cost-model.md), to one time scale: "
-                "the forward pass layer after layer (the moves into a layer, then its compute), the backward in "
+                "Each strategy's step as the planner's timeline lays it out (docs/cost-model.md), each row drawn to "
+                "its own time scale: a strategy's step spans the whole width, its axis below it gives its "
+                "milliseconds, and its title its length against the first. "
+                "The forward pass layer after layer (the moves into a layer, then its compute), the backward in "
                 "reverse (compute, then the gradients' moves back), and the buckets' all-reduces (sync) where they "
                 "run, beside the backward when they overlap it. "
                 "Devices that take part in the same phases share a row; a span covers the phase, which the model "
                 "prices by its slowest device.");
-  std::vector<StepTimeline> timelines{step_timeline(in.graph, in.plan.chosen, in.devices.device_count())};
-  if (!in.plan.layer_wise.layers.empty() && in.plan.layer_wise.name != in.plan.chosen.name) {
-    // A baseline was faster by the timeline; the searched plan is still worth seeing.
-    timelines.push_back(step_timeline(in.graph, in.plan.layer_wise, in.devices.device_count()));
-  }
-  for (const StrategyCost& b : in.plan.baselines) {
-    // A plan whose chosen strategy is a baseline (--mode data) shows it once.
-    if (b.name != in.plan.chosen.name) timelines.push_back(step_timeline(in.graph, b, in.devices.device_count()));
+  std::vector<StepTimeline> timelines;
+  for (const auto& [strategy, role] : strategy_rows(in.plan)) {
+    // A searched plan split as the chosen one has its timeline.
+    if (role == "searched" && split_alike(*strategy, in.plan.chosen)) continue;
+    timelines.push_back(step_timeline(in.graph, *strategy, in.devices.device_count()));
   }
   write_timeline_legend(xml);
   xml.open("div", {{"class", "scroll"}});
   write_timelines(xml, in.graph, timelines);
   xml.close();
-  double longest = 0;
-  for (const StepTimeline& t : timelines) longest = std::max(longest, t.step_s);
-  if (longest > 2 * timelines.front().step_s) {
-    xml.leaf("p", {{"class", "note"}}, "The same step of " + in.plan.chosen.name + " alone, to its own scale:");
-    xml.open("div", {{"class", "scroll"}});
-    write_timelines(xml, in.graph, {timelines.front()}, true);
+  xml.close();
+}
+
+// The searched layer-wise plan when another strategy was chosen over it: its step, its
+// device grid and its layers, so the search's answer is seen, not only the baseline's.
+void write_searched(XmlWriter& xml, const ReportInput& in, const StrategyCost& searched) {
+  const Plan& plan = in.plan;
+  char note[512];
+  std::snprintf(note, sizeof note,
+                "The chosen strategy, %s (%.2f ms per step), is what the layer graph and the grid above show. The "
+                "layer-wise search found this plan, %s: %.2f ms per step by the timeline, %.2f ms by the search's "
+                "additive objective.",
+                plan.chosen.name.c_str(), plan.chosen.step_s() * 1e3, searched.name.c_str(), searched.step_s() * 1e3,
+                searched.additive_s() * 1e3);
+  char step[32];
+  std::snprintf(step, sizeof step, "%.10g", searched.step_s());
+  xml.open("section", {{"id", "searched"}, {"data-strategy", searched.name}, {"data-step-s", step}});
+  xml.leaf("h2", {}, "The searched plan");
+  xml.leaf("p", {{"class", "note"}}, note);
+  write_difference_table(xml, in.graph, plan.chosen, searched);
+  if (split_alike(plan.chosen, searched)) {
+    // Drawn once: a 1,000-layer model's grid, table and timeline are megabytes.
+    xml.leaf("p", {{"class", "note"}}, "Its grid, layers and timeline are the chosen plan's, above.");
     xml.close();
+    return;
   }
+  xml.open("div", {{"class", "scroll"}});
+  write_device_grid(xml, in.graph, searched, in.devices.device_count());
+  xml.close();
+  xml.open("details");
+  xml.leaf("summary", {}, "every layer of the searched plan");
+  write_layer_table(xml, plan, searched, in.graph, "layers searched");
+  xml.close();
   xml.close();
 }
 
 void write_scaling(XmlWriter& xml, const ReportInput& in) {
   write_section(xml, "scaling", "Scaling",
                 "Predicted images/s against the GPU count on the same kind of cluster with the same images per GPU, "
-                "each count planned afresh (a hollow layer-wise point: the search ran out of its budget there and the "
-                "best baseline stands in).");
+                "each count planned afresh. The chosen plan (the wide pale line; its points name it) lies on the "
+                "line of whichever strategy was chosen at that count; the layer-wise search's line is its plan "
+                "whether chosen or not (a hollow point: no searched plan there, the search ran out of its budget "
+                "or the plan came from a plan file, and the chosen plan stands in); then each baseline.");
   if (in.scaling) {
     write_scaling_chart(xml, *in.scaling);
     if (!in.scaling->note.empty()) xml.leaf("p", {{"class", "note"}}, in.scaling->note);
@@ -160,10 +202,12 @@ std::string report_html(const ReportInput& in) {
   xml.open("body");
   write_intro(xml, in);
   write_pictures(xml, in);
+  if (const StrategyCost* searched = searched_not_chosen(in.plan); searched != nullptr)
+    write_searched(xml, in, *searched);
   write_scaling(xml, in);
-  write_section(xml, "numbers", "The numbers", "What `layerplan plan` prints, as tables.");
+  write_section(xml, "numbers", "The numbers", "What `layerplan plan` prints, as tables (the words: glossary below).");
   write_strategy_table(xml, in.plan);
-  write_layer_table(xml, in.plan, in.graph);
+  write_layer_table(xml, in.plan, in.plan.chosen, in.graph);
   if (!in.measured.empty()) write_measured_table(xml, in.plan, in.graph, in.measured);
   if (!in.text_report.empty()) {
     xml.open("details");
@@ -172,6 +216,7 @@ std::string report_html(const ReportInput& in) {
     xml.close();
   }
   xml.close();
+  write_glossary(xml);
   xml.close();
   xml.close();
   return xml.finish() + "\n";

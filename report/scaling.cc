@@ -16,16 +16,23 @@ std::vector<int> scaling_gpu_counts(int gpus_per_node, int job_gpus) {
   return counts;
 }
 
+std::vector<std::string> scaling_series_names() {
+  return {"chosen plan", "layer-wise search", "data parallel", "model parallel", "owt"};
+}
+
 namespace {
 
 ScalingPoint point_of(const Plan& plan, int gpus) {
   ScalingPoint point;
   point.gpus = gpus;
-  point.layerwise_fell_back = plan.fell_back();
+  point.layerwise_fell_back = plan.fell_back() || plan.layer_wise.layers.empty();
   const auto rate = [&](const StrategyCost& s) {
     return s.step_s() > 0 ? static_cast<double>(plan.batch) / s.step_s() : 0.0;
   };
+  point.chosen = plan.chosen.name;
   point.images_per_s.push_back(rate(plan.chosen));
+  // Without a searched plan (it fell back), the chosen baseline stands in.
+  point.images_per_s.push_back(rate(plan.layer_wise.layers.empty() ? plan.chosen : plan.layer_wise));
   for (const StrategyCost& b : plan.baselines) point.images_per_s.push_back(rate(b));
   return point;
 }
@@ -35,7 +42,7 @@ ScalingPoint point_of(const Plan& plan, int gpus) {
 ScalingCurve scaling_curve(const ScalingCaseMaker& make_case, const std::vector<int>& gpu_counts, int job_gpus,
                            const PlanOptions& options, const Plan* job_plan) {
   ScalingCurve curve;
-  curve.strategies = {"layer-wise", "data parallel", "model parallel", "owt"};
+  curve.strategies = scaling_series_names();
   curve.job_gpus = job_gpus;
   std::vector<int> skipped;
   for (const int gpus : gpu_counts) {

@@ -1,7 +1,7 @@
 #pragma once
-// The scaling curve of the report: predicted images/s against the GPU count for the
-// layer-wise plan and each baseline, each count planned afresh by the planner on the same
-// kind of cluster with the same images per GPU.
+// The scaling curve of the report: predicted images/s against the GPU count for the chosen
+// plan, the layer-wise search's plan and each baseline, each count planned afresh by the
+// planner on the same kind of cluster with the same images per GPU.
 #include <functional>
 #include <optional>
 #include <string>
@@ -13,17 +13,25 @@
 
 namespace layerplan::report {
 
+// The series of a curve, in order: the plan the planner chose at each count (whatever it
+// was), the layer-wise search's plan, then the baselines by name.
+inline constexpr size_t kChosenSeries = 0;
+inline constexpr size_t kSearchSeries = 1;
+std::vector<std::string> scaling_series_names();  // "chosen plan", "layer-wise search", "data parallel", ...
+
 struct ScalingPoint {
   int gpus = 0;
-  // Images/s per strategy, in the order layer-wise, data parallel, model parallel, owt.
+  // Images/s per series, in the order of scaling_series_names().
   std::vector<double> images_per_s;
-  // The layer-wise search ran out of its time budget or memory: its figure is the best
-  // baseline's, and the chart draws it hollow.
+  // No searched plan at this count: the search ran out of its time budget or memory (the
+  // best baseline was chosen), or the job's plan came from a plan file (`layerplan report`).
+  // The chosen plan's figure stands in, and the chart draws it hollow.
   bool layerwise_fell_back = false;
+  std::string chosen;  // the name of the chosen strategy at this count
 };
 
 struct ScalingCurve {
-  std::vector<std::string> strategies;  // "layer-wise", "data parallel", "model parallel", "owt"
+  std::vector<std::string> strategies;  // the series' names: scaling_series_names()
   std::vector<ScalingPoint> points;     // ascending GPU count
   int job_gpus = 0;                     // the plan's own count, marked on the chart
   std::string note;                     // e.g. which counts could not be planned

@@ -11,7 +11,8 @@ namespace layerplan::report {
 namespace {
 
 constexpr double kLeft = 70, kTop = 16, kPlotWidth = 640, kPlotHeight = 300, kBottom = 46, kLegendWidth = 170;
-constexpr std::array<const char*, 4> kLineColors = {"#d62728", "#4e79a7", "#f28e2b", "#59a14f"};
+// The chosen plan, the layer-wise search, data parallel, model parallel, owt.
+constexpr std::array<const char*, 5> kLineColors = {"#9467bd", "#d62728", "#4e79a7", "#f28e2b", "#59a14f"};
 
 struct Axes {
   double log_min = 0, log_max = 1, y_max = 1, y_step = 1;
@@ -63,25 +64,33 @@ void write_line(XmlWriter& xml, const ScalingCurve& curve, const Axes& axes, siz
   for (const ScalingPoint& p : curve.points) {
     d += (d.empty() ? "M" : "L") + px(axes.x(p.gpus)) + " " + px(axes.y(p.images_per_s[s]));
   }
-  xml.leaf("path", {{"class", "line"}, {"d", d}, {"stroke", color}});
+  // The chosen plan is one of the others at each count: a wide pale line under them.
+  const bool chosen = s == kChosenSeries;
+  xml.leaf("path", {{"class", chosen ? "line chosen" : "line"}, {"d", d}, {"stroke", color}});
   for (const ScalingPoint& p : curve.points) {
-    const bool hollow = s == 0 && p.layerwise_fell_back;
+    const bool hollow = s == kSearchSeries && p.layerwise_fell_back;
     xml.titled("circle",
                {{"class", "point"},
                 {"cx", px(axes.x(p.gpus))},
                 {"cy", px(axes.y(p.images_per_s[s]))},
-                {"r", "4"},
+                {"r", chosen ? "7" : "4"},
                 {"fill", hollow ? "#ffffff" : color},
+                {"fill-opacity", chosen ? "0.45" : "1"},
                 {"stroke", color},
                 {"data-strategy", curve.strategies[s]},
                 {"data-gpus", std::to_string(p.gpus)},
                 {"data-images-per-s", number(p.images_per_s[s], "%.6g")}},
-               curve.strategies[s] + " on " + std::to_string(p.gpus) + " GPUs: " + number(p.images_per_s[s], "%.1f") +
-                   " images/s" + (hollow ? " (search out of budget: best baseline)" : ""));
+               curve.strategies[s] + (chosen ? " (" + p.chosen + ")" : "") + " on " + std::to_string(p.gpus) +
+                   " GPUs: " + number(p.images_per_s[s], "%.1f") + " images/s" +
+                   (hollow ? " (no searched plan: the chosen plan stands in)" : ""));
   }
   const double y = kTop + 10 + static_cast<double>(s) * 20;
-  xml.leaf("rect",
-           {{"x", px(kLeft + kPlotWidth + 20)}, {"y", px(y - 9)}, {"width", "14"}, {"height", "10"}, {"fill", color}});
+  xml.leaf("rect", {{"x", px(kLeft + kPlotWidth + 20)},
+                    {"y", px(y - 9)},
+                    {"width", "14"},
+                    {"height", "10"},
+                    {"fill", color},
+                    {"fill-opacity", chosen ? "0.4" : "1"}});
   xml.leaf("text", {{"x", px(kLeft + kPlotWidth + 40)}, {"y", px(y)}}, curve.strategies[s]);
 }
 
@@ -112,7 +121,11 @@ void write_scaling_chart(XmlWriter& xml, const ScalingCurve& curve) {
                    {"viewBox", "0 0 " + px(width) + " " + px(height)}});
   write_frame(xml, curve, axes);
   if (!curve.points.empty()) {
-    for (size_t s = 0; s < curve.strategies.size(); ++s) write_line(xml, curve, axes, s);
+    // The layer-wise search last, on top: a baseline equal to it would hide it.
+    for (size_t s = 0; s < curve.strategies.size(); ++s) {
+      if (s != kSearchSeries) write_line(xml, curve, axes, s);
+    }
+    if (kSearchSeries < curve.strategies.size()) write_line(xml, curve, axes, kSearchSeries);
   }
   xml.close();
 }

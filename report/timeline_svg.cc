@@ -78,18 +78,27 @@ void write_run(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, c
              run_title(graph, t, run));
 }
 
-void write_axis(XmlWriter& xml, double max_step_s, const Scale& scale, double y) {
-  // About 10 ticks at 1, 2 or 5 times a power of ten of milliseconds.
-  const double raw = max_step_s * 1e3 / 10;
+// The axis of one strategy's scale under its rows: about 10 ticks at 1, 2 or 5 times a power
+// of ten of milliseconds, and the step's own length at the end.
+void write_axis(XmlWriter& xml, double step_s, const Scale& scale, double y) {
+  xml.open("g", {{"class", "axis"}, {"data-ms-per-px", seconds_text(1e3 / scale.px_per_s)}});
+  const double raw = step_s * 1e3 / 10;
   const double power = std::pow(10.0, std::floor(std::log10(raw)));
   const double step_ms = raw / power < 2 ? 2 * power : raw / power < 5 ? 5 * power : 10 * power;
-  for (double ms = 0; ms <= max_step_s * 1e3 + 1e-9; ms += step_ms) {
+  for (double ms = 0; ms <= step_s * 1e3 * (1 + 1e-9); ms += step_ms) {
     const double x = scale.x(ms / 1e3);
     xml.leaf("line", {{"class", "tick"}, {"x1", px(x)}, {"x2", px(x)}, {"y1", px(y)}, {"y2", px(y + 4)}});
     char label[32];
-    std::snprintf(label, sizeof label, "%g ms", ms);
+    std::snprintf(label, sizeof label, "%g", ms);
     xml.leaf("text", {{"x", px(x)}, {"y", px(y + 14)}, {"class", "tick"}}, label);
   }
+  xml.leaf("line", {{"class", "end"},
+                    {"x1", px(scale.x(step_s))},
+                    {"x2", px(scale.x(step_s))},
+                    {"y1", px(y - 2)},
+                    {"y2", px(y + 6)}});
+  xml.leaf("text", {{"x", px(scale.x(step_s) + 6)}, {"y", px(y + 14)}, {"class", "end"}}, milliseconds(step_s) + " ms");
+  xml.close();
 }
 
 // Devices that take part in exactly the same phases share a row.
@@ -103,10 +112,22 @@ std::map<std::vector<size_t>, std::vector<int>> device_groups(const StepTimeline
   return groups;
 }
 
-double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const Scale& scale, double y) {
+// How long `t` is against the first timeline: "" for the first, else e.g. ", 40.6x data parallel's step".
+std::string against(const StepTimeline& t, const StepTimeline& first) {
+  if (&t == &first || first.step_s <= 0) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3gx", t.step_s / first.step_s);
+  return std::string(", ") + text + " the step of " + first.strategy;
+}
+
+double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const StepTimeline& first,
+                      double y) {
+  // Each strategy to its own scale: its step spans the axis.
+  const Scale scale{t.step_s > 0 ? kAxisWidth / t.step_s : 0};
   xml.open("g", {{"class", "timeline"}, {"data-strategy", t.strategy}, {"data-step-s", seconds_text(t.step_s)}});
-  xml.leaf("text", {{"x", "0"}, {"y", px(y + 15)}, {"class", "strategy"}},
-           t.strategy + ": " + milliseconds(t.step_s) + " ms per step");
+  xml.leaf(
+      "text", {{"x", "0"}, {"y", px(y + 15)}, {"class", "strategy"}},
+      t.strategy + ": " + milliseconds(t.step_s) + " ms per step" + against(t, first) + " (drawn to its own scale)");
   y += kTitleHeight;
   // The step's path (compute and moves, layer after layer) in one row, the all-reduces
   // (which may run beside the backward) in another.
@@ -127,13 +148,14 @@ double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimelin
   for (const auto& [phases, devices] : device_groups(t)) {
     xml.open("g", {{"class", "devices"}, {"data-devices", device_list(devices)}});
     xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}},
-             clipped_label(gpu_ranges(devices), 24));
+             clipped_label(gpu_ranges(devices), 22));
     for (const Run& run : runs_of(t, phases)) write_run(xml, graph, t, run, scale, y, "span");
     xml.close();
     y += kRowHeight;
   }
+  if (t.step_s > 0) write_axis(xml, t.step_s, scale, y);
   xml.close();
-  return y + 8;
+  return y + kAxisHeight + 8;
 }
 
 }  // namespace
@@ -151,23 +173,20 @@ void write_timeline_legend(XmlWriter& xml) {
   xml.close();
 }
 
-void write_timelines(XmlWriter& xml, const ModelGraph& graph, const std::vector<StepTimeline>& timelines, bool zoomed) {
-  double max_step = 0;
-  double height = kAxisHeight + 10;
+void write_timelines(XmlWriter& xml, const ModelGraph& graph, const std::vector<StepTimeline>& timelines) {
+  double height = 0;
   for (const StepTimeline& t : timelines) {
-    max_step = std::max(max_step, t.step_s);
-    height += kTitleHeight + kRowHeight + 4 + static_cast<double>(device_groups(t).size()) * kRowHeight + 8;
+    height +=
+        kTitleHeight + 2 * kRowHeight + 4 + static_cast<double>(device_groups(t).size()) * kRowHeight + kAxisHeight + 8;
   }
-  const Scale scale{max_step > 0 ? kAxisWidth / max_step : 0};
-  const double width = kLabelWidth + kAxisWidth + 40;
+  const double width = kLabelWidth + kAxisWidth + 110;
   xml.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
-                   {"class", zoomed ? "timelines zoomed" : "timelines"},
+                   {"class", "timelines"},
                    {"width", px(width)},
                    {"height", px(height)},
                    {"viewBox", "0 0 " + px(width) + " " + px(height)}});
   double y = 0;
-  for (const StepTimeline& t : timelines) y = write_timeline(xml, graph, t, scale, y);
-  if (max_step > 0) write_axis(xml, max_step, scale, y);
+  for (const StepTimeline& t : timelines) y = write_timeline(xml, graph, t, timelines.front(), y);
   xml.close();
 }
 

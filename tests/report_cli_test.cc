@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "tests/cli_harness.h"
 #include "tests/report_xml.h"
@@ -25,11 +27,40 @@ TEST(ReportCli, PlanWritesReportAndTrace) {
   EXPECT_TRUE(has_line_starting(r, "report written to "));
   EXPECT_TRUE(has_line_starting(r, "predicted step trace written to "));
   const testing_report::XmlDoc doc = parse_xml(read_text(dir.file("a.html")));
-  EXPECT_EQ(find_all(doc, "g", "layer").size(), 23U);          // alexnet's layers
-  EXPECT_EQ(find_all(doc, "circle", "point").size(), 4U * 4);  // 4, 8, 16, 32 GPUs x 4 strategies
+  EXPECT_EQ(find_all(doc, "g", "layer").size(), 23U);  // alexnet's layers
+  // 4, 8, 16, 32 GPUs x the chosen plan, the layer-wise search and 3 baselines
+  EXPECT_EQ(find_all(doc, "circle", "point").size(), 4U * 5);
   const testing_trace::TraceSummary trace = check_trace(read_text(dir.file("a.json")));
   EXPECT_TRUE(trace.problems.empty()) << trace.problems.front();
   EXPECT_EQ(trace.process_names.size(), 8U);
+}
+
+// Data parallelism chosen over a different searched plan (ResNet-50 on 4 H100, within the
+// simplicity margin): the text and the HTML list each strategy once, the searched plan too.
+TEST(ReportCli, AChosenBaselineIsListedOnceInTheTextAndThePage) {
+  ScratchDir dir;
+  const Outcome r = run({"plan", "--model", "resnet50", "--gpus", "4", "--gpu", "h100", "--report", dir.file("r.html"),
+                         "--report-budget", "0.5"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  // The strategy table: from its header to the line under it that explains it.
+  std::vector<std::string> rows;
+  bool in_table = false;
+  for (const std::string& line : lines_of(r.out)) {
+    if (line.rfind("step: ", 0) == 0) in_table = false;
+    if (in_table) rows.push_back(line.substr(0, line.find("  ")));
+    if (line.rfind("strategy ", 0) == 0 && line.find("additive ms") != std::string::npos) in_table = true;
+  }
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{"data parallel (chosen)", "layer-wise (searched)", "model parallel", "owt"}))
+      << r.out;
+  const testing_report::XmlDoc doc = parse_xml(read_text(dir.file("r.html")));
+  std::vector<std::string> html_rows;
+  for (const xmlNode* tr : find_all(doc, "tr")) {
+    const std::string role = testing_report::attribute(tr, "data-role");
+    const std::string name = testing_report::attribute(tr, "data-strategy");
+    if (!name.empty()) html_rows.push_back(name + (role.empty() ? "" : " (" + role + ")"));
+  }
+  EXPECT_EQ(html_rows, rows);
 }
 
 TEST(ReportCli, ReportCommandRepricesAPlanFileWithMeasuredProfiles) {

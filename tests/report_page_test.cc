@@ -4,6 +4,7 @@
 // GPU count in the scaling chart, and the numbers of the text report in its tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "planner/planner.h"
 #include "report/graph_layout.h"
 #include "report/report_page.h"
+#include "report/report_text.h"
 #include "report/scaling.h"
 #include "report/xml_writer.h"
 #include "tests/report_xml.h"
@@ -76,9 +78,9 @@ class ReportPageTest : public ::testing::Test {
     vgg_ = new PlannedCase(plan_case("vgg16", 16, 8));
     report::ReportInput input{vgg_->plan, vgg_->graph, vgg_->devices, {}, "the text report", {}};
     report::ScalingCurve curve;
-    curve.strategies = {"layer-wise", "data parallel", "model parallel", "owt"};
+    curve.strategies = report::scaling_series_names();
     curve.job_gpus = 16;
-    curve.points = {{4, {10, 9, 8, 7}, false}, {16, {40, 30, 20, 10}, true}};
+    curve.points = {{4, {10, 10, 9, 8, 7}, false, "layer-wise"}, {16, {40, 40, 30, 20, 10}, true, "data parallel"}};
     input.scaling = curve;
     html_ = new std::string(report::report_html(input));
   }
@@ -179,20 +181,103 @@ TEST_F(ReportPageTest, TimelinePhasesAddUpToEachStrategysStep) {
     // Every device in exactly one row, and no row's spans beyond the step.
     std::set<int> devices;
     for (const xmlNode* row : children(t, "g")) {
+      if (attribute(row, "class") != "devices") continue;
       for (const int d : comma_list(attribute(row, "data-devices"))) EXPECT_TRUE(devices.insert(d).second);
     }
     EXPECT_EQ(devices.size(), 16U) << strategy;
   }
 }
 
-TEST_F(ReportPageTest, ScalingChartHasAPointPerStrategyAndCount) {
+// VGG-16's model parallelism takes about 40 times the chosen plan's step: on one scale every
+// other strategy was a sliver. Each is drawn to its own: its phases span the whole axis,
+// and its axis says how many milliseconds that is.
+TEST_F(ReportPageTest, EachTimelineIsDrawnToItsOwnScale) {
   const XmlDoc doc = parse_xml(*html_);
-  const std::vector<const xmlNode*> points = find_all(doc, "circle", "point");
-  ASSERT_EQ(points.size(), 8U);
-  EXPECT_EQ(attribute(points[0], "data-strategy"), "layer-wise");
-  EXPECT_EQ(attribute(points[1], "data-gpus"), "16");
-  EXPECT_EQ(std::stod(attribute(points[1], "data-images-per-s")), 40);
-  EXPECT_EQ(attribute(points[1], "fill"), "#ffffff");  // fell back: hollow
+  double longest = 0;
+  for (const StrategyCost& b : vgg_->plan.baselines) longest = std::max(longest, b.step_s());
+  ASSERT_GT(longest, 20 * vgg_->plan.chosen.step_s());  // the case the scale is for
+  std::vector<double> widths;
+  for (const xmlNode* t : find_all(doc, "g", "timeline")) {
+    const std::string strategy = attribute(t, "data-strategy");
+    double left = 1e9, right = 0;
+    for (const xmlNode* rect : children(t, "rect")) {
+      const double x = std::stod(attribute(rect, "x"));
+      left = std::min(left, x);
+      right = std::max(right, x + std::stod(attribute(rect, "width")));
+    }
+    const std::vector<const xmlNode*> axes = find_all(t, "g", "axis");
+    ASSERT_EQ(axes.size(), 1U) << strategy;
+    const double ms_per_px = std::stod(attribute(axes[0], "data-ms-per-px"));
+    const double step_ms = std::stod(attribute(t, "data-step-s")) * 1e3;
+    EXPECT_NEAR((right - left) * ms_per_px, step_ms, 0.3 * ms_per_px) << strategy;
+    widths.push_back(right - left);
+    // The axis is labelled in this strategy's milliseconds, up to its step, which ends it.
+    const std::vector<const xmlNode*> ticks = find_all(axes[0], "text", "tick");
+    ASSERT_GE(ticks.size(), 3U) << strategy;
+    EXPECT_LE(std::stod(text_of(ticks.back())), step_ms) << strategy;
+    EXPECT_GT(std::stod(text_of(ticks.back())), step_ms / 2) << strategy;
+    const std::vector<const xmlNode*> end = find_all(axes[0], "text", "end");
+    ASSERT_EQ(end.size(), 1U);
+    EXPECT_EQ(text_of(end[0]), report::milliseconds(step_ms / 1e3) + " ms");
+    EXPECT_NE(text_of(find_all(t, "text", "strategy").at(0)).find("own scale"), std::string::npos);
+  }
+  ASSERT_EQ(widths.size(), 4U);
+  for (const double w : widths) EXPECT_NEAR(w, widths.front(), 0.5);  // all the same length
+  EXPECT_GT(widths.front(), 900);
+  // And the page says so.
+  bool said = false;
+  for (const xmlNode* p : find_all(doc, "p", "note"))
+    said = said || text_of(p).find("its own time scale") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST_F(ReportPageTest, ScalingChartHasAPointPerSeriesAndCount) {
+  const XmlDoc doc = parse_xml(*html_);
+  // Series -> its points, in GPU order.
+  std::map<std::string, std::vector<const xmlNode*>> points;
+  for (const xmlNode* c : find_all(doc, "circle", "point")) points[attribute(c, "data-strategy")].push_back(c);
+  ASSERT_EQ(points.size(), 5U);
+  for (const std::string& s : report::scaling_series_names()) ASSERT_EQ(points[s].size(), 2U) << s;
+  const xmlNode* search = points["layer-wise search"][1];
+  EXPECT_EQ(attribute(search, "data-gpus"), "16");
+  EXPECT_EQ(std::stod(attribute(search, "data-images-per-s")), 40);
+  EXPECT_EQ(attribute(search, "fill"), "#ffffff");                    // no searched plan: hollow
+  EXPECT_NE(attribute(points["chosen plan"][1], "fill"), "#ffffff");  // the chosen plan is what it is
+  EXPECT_NE(text_of(points["chosen plan"][1]).find("chosen plan (data parallel) on 16 GPUs"), std::string::npos);
+  EXPECT_EQ(std::stod(attribute(points["data parallel"][0], "data-images-per-s")), 9);
+  // The search's line is drawn last, on top of a baseline equal to it.
+  EXPECT_EQ(find_all(doc, "circle", "point").back(), search);
+}
+
+// Every word of the strategy table and every baseline's name is in the glossary, which
+// the navigation links to.
+TEST_F(ReportPageTest, TheGlossaryExplainsThePagesWords) {
+  const XmlDoc doc = parse_xml(*html_);
+  const std::vector<const xmlNode*> lists = find_all(doc, "dl", "glossary");
+  ASSERT_EQ(lists.size(), 1U);
+  std::set<std::string> terms;
+  const std::vector<const xmlNode*> dt = children(lists[0], "dt");
+  const std::vector<const xmlNode*> dd = children(lists[0], "dd");
+  ASSERT_EQ(dt.size(), dd.size());
+  for (size_t i = 0; i < dt.size(); ++i) {
+    terms.insert(attribute(dt[i], "data-term"));
+    EXPECT_EQ(text_of(dt[i]), attribute(dt[i], "data-term"));
+    EXPECT_GT(text_of(dd[i]).size(), 20U) << text_of(dt[i]);
+  }
+  std::vector<std::string> words;
+  for (const xmlNode* th : find_all(find_all(doc, "table", "strategies").at(0), "th")) {
+    std::string word = text_of(th);
+    if (word.size() > 3 && word.substr(word.size() - 3) == " ms") word.resize(word.size() - 3);
+    if (word != "strategy" && word != "images/s") words.push_back(word);
+  }
+  for (const StrategyCost& b : vgg_->plan.baselines) words.push_back(b.name);
+  for (const std::string w : {"additive", "exposed", "owt", "sync", "chosen plan", "configuration", "hollow point"}) {
+    words.push_back(w);
+  }
+  for (const std::string& w : words) EXPECT_TRUE(terms.count(w)) << "no glossary entry for " << w;
+  bool linked = false;
+  for (const xmlNode* a : find_all(doc, "a")) linked = linked || attribute(a, "href") == "#glossary";
+  EXPECT_TRUE(linked);
 }
 
 TEST_F(ReportPageTest, TablesHoldTheTextReportsNumbers) {
@@ -202,6 +287,9 @@ TEST_F(ReportPageTest, TablesHoldTheTextReportsNumbers) {
     if (!attribute(tr, "data-strategy").empty()) strategies.push_back(attribute(tr, "data-strategy"));
   }
   EXPECT_EQ(strategies, (std::vector<std::string>{"layer-wise", "data parallel", "model parallel", "owt"}));
+  // The searched plan was chosen: nothing shown twice.
+  for (const xmlNode* s : find_all(doc, "section")) EXPECT_NE(attribute(s, "id"), "searched");
+  EXPECT_TRUE(find_all(doc, "p", "searched").empty());
   int layer_rows = 0;
   for (const xmlNode* tr : find_all(doc, "tr")) {
     const std::string name = attribute(tr, "data-layer");

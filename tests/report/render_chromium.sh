@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Renders the HTML report of VGG-16 on 16 GPUs and of Inception-v3 on 64 GPUs in headless
+# Renders the HTML report of VGG-16 on 16 GPUs, of Inception-v3 on 64 GPUs and of ResNet-50
+# on one node of 4 H100 (where data parallelism is chosen over the searched plan) in headless
 # Chromium (Debian's `chromium`, which scripts/setup installs) and checks that each
 # rendered: Chromium exits 0, the PNG has the window's size and is not blank
 # (tests/report/png_check.py), and Chromium's log holds no console message and no failed
@@ -46,5 +47,7 @@ render() {
 
 "$build/layerplan" plan --model vgg16 --gpus 16 --report "$out/vgg16-16.html" >/dev/null
 "$build/layerplan" plan --model inception_v3 --gpus 64 --report "$out/inception_v3-64.html" >/dev/null
+"$build/layerplan" plan --model resnet50 --gpus 4 --gpu h100 --report "$out/resnet50-4-h100.html" >/dev/null
 render vgg16-16
 render inception_v3-64
+render resnet50-4-h100
