@@ -39,6 +39,7 @@ svg.grid rect.stripe { fill: #f4f4f4; }
 svg.timelines rect.compute { fill: #4e79a7; } svg.timelines rect.transfer { fill: #76b7b2; }
 svg.timelines rect.sync { fill: #e15759; } svg.timelines text.strategy { font-weight: 600; font-size: 12px; }
 svg.timelines text.tick, svg.scaling text.tick { text-anchor: middle; }
+svg.timelines g.timeline rect { height: 12px; }
 svg line.tick { stroke: #444; } svg.scaling rect.plot { fill: none; stroke: #999; }
 svg.scaling line.gridline { stroke: #eee; } svg.scaling text.yl { text-anchor: end; }
 svg.scaling text.ylabel { text-anchor: middle; } svg.scaling path.line { fill: none; stroke-width: 2; }

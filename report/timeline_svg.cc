@@ -62,20 +62,108 @@ std::vector<Run> runs_of(const StepTimeline& t, const std::vector<size_t>& indic
   return runs;
 }
 
-void write_run(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const Run& run, const Scale& scale,
-               double y, const char* cls) {
-  const TimelinePhase& a = t.phases[run.first];
-  const TimelinePhase& b = t.phases[run.last];
-  const double seconds = b.start_s + b.duration_s - a.start_s;
-  const std::string kind = step_phase_name(a.kind);
-  xml.titled("rect",
-             {{"class", std::string(cls) + " " + kind},
-              {"x", px(scale.x(a.start_s))},
-              {"y", px(y)},
-              {"width", px(std::max(seconds * scale.px_per_s, 0.1))},
-              {"height", px(kRowHeight - 2)},
-              {"data-s", seconds_text(seconds)}},
-             run_title(graph, t, run));
+// Consecutive runs of a row [first, last] drawn as one rectangle: a single run, or runs
+// each narrower than kMergePx that together span at most kMergePx (too narrow to tell
+// apart or to hover one by one), coloured by the kind that fills most of it and titled
+// with how many layers and phases it covers. A 1,000-layer step on the 1,000-px axis has
+// thousands of such runs per row; one element each made the report megabytes of them.
+struct Piece {
+  size_t first = 0, last = 0;
+};
+
+constexpr double kMergePx = 2;  // px: about the narrowest span a pointer can hover
+
+double run_start(const StepTimeline& t, const Run& run) { return t.phases[run.first].start_s; }
+double run_end(const StepTimeline& t, const Run& run) {
+  return t.phases[run.last].start_s + t.phases[run.last].duration_s;
+}
+
+std::vector<Piece> pieces_of(const StepTimeline& t, const std::vector<Run>& runs, const Scale& scale) {
+  std::vector<Piece> pieces;
+  auto narrow = [&](size_t r) { return (run_end(t, runs[r]) - run_start(t, runs[r])) * scale.px_per_s < kMergePx; };
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (!pieces.empty() && narrow(r) && narrow(pieces.back().last) &&
+        (run_end(t, runs[r]) - run_start(t, runs[pieces.back().first])) * scale.px_per_s <= kMergePx) {
+      pieces.back().last = r;
+    } else {
+      pieces.push_back({r, r});
+    }
+  }
+  return pieces;
+}
+
+// What a piece's phases add up to: seconds by kind (the phases' own: a piece's runs may
+// leave gaps between them), bytes and distinct layers.
+struct Totals {
+  double seconds[3] = {0, 0, 0};  // by StepPhase
+  int64_t bytes = 0;
+  size_t phases = 0;
+  std::vector<int> layers;
+};
+
+Totals totals_of(const StepTimeline& t, const std::vector<Run>& runs, const Piece& piece) {
+  Totals totals;
+  for (size_t r = piece.first; r <= piece.last; ++r) {
+    for (size_t i = runs[r].first; i <= runs[r].last; ++i) {
+      const TimelinePhase& p = t.phases[i];
+      totals.seconds[static_cast<int>(p.kind)] += p.duration_s;
+      totals.bytes += p.bytes;
+      totals.layers.push_back(p.layer);
+      ++totals.phases;
+    }
+  }
+  std::sort(totals.layers.begin(), totals.layers.end());
+  totals.layers.erase(std::unique(totals.layers.begin(), totals.layers.end()), totals.layers.end());
+  return totals;
+}
+
+// The title of merged runs: their first and last layer, how many layers and phases, their time by kind and bytes.
+std::string merged_title(const ModelGraph& graph, const StepTimeline& t, const std::vector<Run>& runs,
+                         const Piece& piece, const Totals& totals) {
+  std::string title = graph.layer(t.phases[runs[piece.first].first].layer).name + " .. " +
+                      graph.layer(t.phases[runs[piece.last].last].layer).name + ": " +
+                      std::to_string(totals.layers.size()) + " layers, " + std::to_string(totals.phases) + " phases";
+  std::string separator = ": ";
+  for (const StepPhase kind : {StepPhase::kCompute, StepPhase::kTransfer, StepPhase::kSync}) {
+    const double s = totals.seconds[static_cast<int>(kind)];
+    if (s <= 0) continue;
+    title += separator + step_phase_name(kind) + " " + milliseconds(s) + " ms";
+    separator = ", ";
+  }
+  if (totals.bytes > 0) title += ", " + megabytes(static_cast<double>(totals.bytes)) + " MB";
+  return title;
+}
+
+// `y` < 0: a device row's span, at the top of its row's <g>.
+void write_piece(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const std::vector<Run>& runs,
+                 const Piece& piece, const Scale& scale, double y, const char* cls) {
+  const Run& a = runs[piece.first];
+  const Run& b = runs[piece.last];
+  const Totals totals = totals_of(t, runs, piece);
+  const double* s = totals.seconds;
+  // Merged runs take the colour of the kind that fills most of them.
+  const auto kind = static_cast<StepPhase>(std::max_element(s, s + 3) - s);
+  const bool merged = piece.last > piece.first;
+  const std::string cls_text = std::string(cls) + " " + step_phase_name(kind) + (merged ? " merged" : "");
+  const std::string x = px(scale.x(run_start(t, a)));
+  const std::string width = px(std::max((run_end(t, b) - run_start(t, a)) * scale.px_per_s, 0.1));
+  const std::string title = merged ? merged_title(graph, t, runs, piece, totals) : run_title(graph, t, a);
+  // Its height is the style sheet's. A device row's spans sit at the top of its <g>, which
+  // places the row; the strips' phases give their y and their seconds.
+  if (y < 0) {
+    xml.titled("rect", {{"class", cls_text}, {"x", x}, {"width", width}}, title);
+  } else {
+    xml.titled(
+        "rect",
+        {{"class", cls_text}, {"x", x}, {"y", px(y)}, {"width", width}, {"data-s", seconds_text(s[0] + s[1] + s[2])}},
+        title);
+  }
+}
+
+void write_row(XmlWriter& xml, const ModelGraph& graph, const StepTimeline& t, const std::vector<size_t>& phases,
+               const Scale& scale, double y, const char* cls) {
+  const std::vector<Run> runs = runs_of(t, phases);
+  for (const Piece& piece : pieces_of(t, runs, scale)) write_piece(xml, graph, t, runs, piece, scale, y, cls);
 }
 
 // The axis of one strategy's scale under its rows: about 10 ticks at 1, 2 or 5 times a power
@@ -141,15 +229,17 @@ double write_timeline(XmlWriter& xml, const ModelGraph& graph, const StepTimelin
   for (const Row& row : {Row{"compute, moves", "phase path", &path}, Row{"all-reduces", "phase all-reduces", &sync}}) {
     if (row.phases->empty()) continue;
     xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}}, row.label);
-    for (const Run& run : runs_of(t, *row.phases)) write_run(xml, graph, t, run, scale, y, row.cls);
+    write_row(xml, graph, t, *row.phases, scale, y, row.cls);
     y += kRowHeight;
   }
   y += 4;
   for (const auto& [phases, devices] : device_groups(t)) {
-    xml.open("g", {{"class", "devices"}, {"data-devices", device_list(devices)}});
-    xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(y + kRowHeight - 3)}, {"class", "label"}},
+    xml.open(
+        "g",
+        {{"class", "devices"}, {"data-devices", device_list(devices)}, {"transform", "translate(0," + px(y) + ")"}});
+    xml.leaf("text", {{"x", px(kLabelWidth - 6)}, {"y", px(kRowHeight - 3)}, {"class", "label"}},
              clipped_label(gpu_ranges(devices), 22));
-    for (const Run& run : runs_of(t, phases)) write_run(xml, graph, t, run, scale, y, "span");
+    write_row(xml, graph, t, phases, scale, -1, "span");
     xml.close();
     y += kRowHeight;
   }

@@ -5,7 +5,12 @@
 // neither a sliver: for each strategy a strip of its phases (compute, transfer, sync;
 // each a <rect class="phase"> whose data-s is its seconds, so the strip sums to the step),
 // then a row per group of devices that take part in the same phases (<g class="devices">
-// with data-devices), their spans merged where one phase follows another of the same kind.
+// with data-devices, placed by its transform), their spans merged where one phase follows
+// another of the same kind. Consecutive spans narrower than 2 px are drawn as one
+// rectangle of at most 2 px (class "merged", the colour of the kind that fills most of it,
+// a title giving its first and last layer and how many layers and phases it covers); a
+// wider span keeps its own rectangle and per-layer title. Rectangles take their height
+// from the page's style sheet.
 #include <vector>
 
 #include "model/model_graph.h"
