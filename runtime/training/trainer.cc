@@ -142,7 +142,10 @@ void Trainer::check_outputs() const {
     require(std::filesystem::is_directory(dir), std::string(flag) + " '" + *output + "': no directory " + dir.string());
   }
   // Refused before training rather than after it (common/safe_write.h).
-  if (options_.save) check_output_path(*options_.save, "--save");
+  if (options_.save) {
+    check_output_path(*options_.save, "--save");
+    check_output_path(optimizer_state_path(*options_.save), "--save");
+  }
   if (options_.profile) check_output_path(profile_file(*options_.profile, launched_, world_.rank), "--profile");
   if (options_.trace && world_.rank == 0) check_output_path(*options_.trace, "--trace");
   if (options_.log_json && world_.rank == 0) check_output_path(*options_.log_json, "--log-json");

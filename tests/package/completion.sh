@@ -85,7 +85,10 @@ if grep -qx bash <<<"$launched"; then ok "layerplan launch ... -- bas<TAB> offer
 accepted() { { "$BIN" "$1" "$2" "$3" --help >/dev/null; } 2>&1; }
 for key in "${!_layerplan_values[@]}"; do
   command=${key%%:*} flag=${key#*:}
-  if ! "$BIN" "$command" --help | grep -qE -- "^  (-[a-z],)?${flag}[ ,]"; then
+  # The help read whole first: grep -q stops at its match, and with pipefail the writer's
+  # SIGPIPE would fail the check.
+  help=$("$BIN" "$command" --help)
+  if ! grep -qE -- "^  (-[a-z],)?${flag}[ ,]" <<<"$help"; then
     fail "the table's $command $flag is a flag of layerplan $command"
     continue
   fi
@@ -111,7 +114,8 @@ unknown=""
 for flag in $_layerplan_file_flags $_layerplan_dir_flags; do
   found=0
   for command in $commands; do
-    "$BIN" "$command" --help | grep -qE -- "^  (-[a-z],)?${flag}[ ,]" && found=1
+    help=$("$BIN" "$command" --help)
+    grep -qE -- "^  (-[a-z],)?${flag}[ ,]" <<<"$help" && found=1
   done
   [ $found -eq 1 ] || unknown+=" $flag"
 done

@@ -118,12 +118,13 @@ if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommend
 fi
 installed_by_us=1
 ok "apt-get install ./$(basename "$DEB")"
-command_runs() { /usr/bin/layerplan models | grep -q resnet50; }
+command_runs() { grep -q resnet50 <<<"$(/usr/bin/layerplan models)"; }
 check "/usr/bin/layerplan runs" command_runs
 check "the plugin is in Slurm's PluginDir" test -f "$PLUGIN_DIR/spank_layerplan.so"
-conffiles_known() { dpkg-query -W -f='${Conffiles}' layerplan | grep -q layerplan.conf.example; }
+conffiles_known() { grep -q layerplan.conf.example <<<"$(dpkg-query -W -f='${Conffiles}' layerplan)"; }
 check "dpkg knows the conffiles" conffiles_known
-man_finds_it() { [ "$(man -w layerplan)" = /usr/share/man/man1/layerplan.1.gz ] && man -P cat layerplan | grep -q -- --topology-xml; }
+# Outputs are read whole before grep -q: with pipefail, a writer cut off by SIGPIPE would fail.
+man_finds_it() { [ "$(man -w layerplan)" = /usr/share/man/man1/layerplan.1.gz ] && grep -q -- --topology-xml <<<"$(man -P cat layerplan)"; }
 if grep -rqs 'path-exclude=/usr/share/man' /etc/dpkg/dpkg.cfg.d/; then
   ok "man layerplan shows the installed page # SKIP dpkg excludes /usr/share/man on this machine"
 else
