@@ -265,15 +265,18 @@ TEST(TrainCommand, Sigusr1StopsBothRanksAfterAStepWithACheckpointAndResumeAutoCo
   ScratchDir dir;
   const fs::path two = lenet_plan(dir, 2, "two.json"), one = lenet_plan(dir, 1, "one.json");
   const fs::path folder = dir.path() / "ck", log = dir.path() / "stopped.jsonl", out = dir.path() / "out.txt";
-  // The run is far longer than the test waits: it ends by the signal (or `timeout` fails it).
+  // The run is far longer than the test waits (minutes): it ends by the signal. Should the
+  // signal be lost, it ends by itself (exit 0, and the test fails) or by `timeout`, whose
+  // SIGTERM the script passes on, so that no rank is left running.
   std::string train = quote(kBinary) + " launch --nproc 2 -- " + quote(kBinary) + " train --plan " +
-                      quote(two.string()) + " --steps 1000000 --save-dir " + quote(folder.string()) + " --log-json " +
+                      quote(two.string()) + " --steps 20000 --save-dir " + quote(folder.string()) + " --log-json " +
                       quote(log.string());
   std::vector<std::string> sgd = kSgd;
   sgd.erase(sgd.begin() + 2, sgd.begin() + 4);  // without its --steps 4
   for (const std::string& a : sgd) train += " " + quote(a);
-  const std::string script = train + " >" + quote(out.string()) + " 2>&1 & pid=$!; " + "while [ \"$(cat " +
-                             quote(log.string()) + " 2>/dev/null | wc -l)\" -lt 3 ]; do " +
+  const std::string script = train + " >" + quote(out.string()) + " 2>&1 & pid=$!; " +
+                             "trap 'kill -TERM $pid; wait $pid; exit 1' TERM; while [ \"$(cat " + quote(log.string()) +
+                             " 2>/dev/null | wc -l)\" -lt 3 ]; do " +
                              "sleep 0.05; done; kill -USR1 $pid; wait $pid; echo \"exit $?\" >>" + quote(out.string());
   ASSERT_EQ(std::system(("timeout 120 bash -c " + quote(script)).c_str()), 0);
   const std::string printed = read_text(out);
