@@ -81,7 +81,7 @@ std::vector<Part> parts_of(const ModelGraph& graph, const Layer& layer) {
   return parts;
 }
 
-const std::string kMomentum = "momentum_buffer.";
+const std::string kMomentum(kMomentumPrefix);
 
 // The values of `tensor` in a checkpoint read from `path`, which must have the shape `part` has
 // in `layer`.

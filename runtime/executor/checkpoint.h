@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/model_graph.h"
@@ -19,6 +20,9 @@
 #include "runtime/executor/executor.h"
 
 namespace layerplan {
+
+// The name prefix of the SGD momentum buffers in a checkpoint.
+inline constexpr std::string_view kMomentumPrefix = "momentum_buffer.";
 
 // One tensor of a checkpoint: its torch shape and its values.
 struct FloatArray {

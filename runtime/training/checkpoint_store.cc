@@ -14,7 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kMomentumPrefix = "momentum_buffer.";
 const std::string kSuffix = ".safetensors";
 const std::string kFolderPrefix = "step-";
 constexpr size_t kStepDigits = 8;
