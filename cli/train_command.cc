@@ -125,7 +125,7 @@ void add_optimizer_flags(CLI::App& cmd, TrainCommandArgs& args) {
   cmd.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
   cmd.add_flag("--nesterov", o.nesterov, "SGD with Nesterov momentum (needs --momentum above 0)");
   cmd.add_option("--weight-decay", o.weight_decay, "Weight decay (AdamW's decoupled)")->capture_default_str();
-  cmd.add_flag("--no-decay-bn-bias{false}", o.decay_bn_bias,
+  cmd.add_flag("--no-decay-bn-bias", args.no_decay_bn_bias,
                "No weight decay on biases and batch-norm weights (only on convolution and fully connected weights)");
   cmd.add_option("--betas", args.betas, "AdamW's B1,B2: decay rates of the gradient's mean and square (0.9,0.999)");
   cmd.add_option("--eps", o.eps, "AdamW's term added to the denominator")->capture_default_str();
@@ -229,6 +229,7 @@ int run_train_command(const TrainCommandArgs& args) {
   ProgressPrinter printer(file, world.rank, launched);
   TrainerOptions options = args.trainer;
   if (args.betas) parse_betas(*args.betas, &options);
+  if (args.no_decay_bn_bias) options.decay_bn_bias = false;
   options.stop_signal = install_stop_signal_handlers();
   // An srun task takes its share of the node's CPUs, as `layerplan launch` gives each rank.
   if (under_srun) {

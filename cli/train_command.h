@@ -20,6 +20,7 @@ struct TrainCommandArgs {
   std::optional<Backend> backend;  // default: $LAYERPLAN_BACKEND, else cpu
   Precision precision = Precision::kFp32;
   std::optional<std::string> betas;  // --betas B1,B2: AdamW's beta1 and beta2
+  bool no_decay_bn_bias = false;     // clears trainer.decay_bn_bias
   TrainerOptions trainer;            // every other flag (its observer is set by run_train_command)
 };
 

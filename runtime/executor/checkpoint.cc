@@ -203,6 +203,19 @@ std::string state_dict_prefix(const std::string& model, const std::string& layer
   return layer;
 }
 
+namespace {
+
+// One optimizer-state tensor, summed over the processes, under `prefix` + `name`; nothing
+// for an empty one (before the first step, or a state the optimizer has not).
+void add_optimizer_state(const std::string& prefix, const std::string& name, const std::vector<int64_t>& shape,
+                         std::vector<float>& values, Communicator* comm, TrainingState* contents) {
+  if (values.empty()) return;
+  if (comm) comm->all_reduce_sum(values.data(), values.size());
+  contents->arrays[prefix + name] = FloatArray{shape, values};
+}
+
+}  // namespace
+
 bool is_optimizer_state_name(std::string_view name) {
   return name.starts_with(kMomentumPrefix) || name.starts_with(kExpAvgPrefix) || name.starts_with(kExpAvgSqPrefix);
 }
@@ -228,14 +241,9 @@ TrainingState training_state_of(const ModelGraph& graph, const Executor& executo
       if (part.field == &LayerParams::running_mean)
         contents.counters[prefix + ".num_batches_tracked"] = executor.steps_done();
       if (part.field == &LayerParams::running_mean || part.field == &LayerParams::running_var) continue;
-      std::vector<float>& buffer = momentum.*part.field;
-      if (buffer.empty()) continue;  // before the first step
-      if (comm) comm->all_reduce_sum(buffer.data(), buffer.size());
-      contents.arrays[(adamw ? kExpAvg : kMomentum) + prefix + "." + part.suffix] = FloatArray{part.shape, buffer};
-      std::vector<float>& second = second_moment.*part.field;
-      if (second.empty()) continue;  // SGD
-      if (comm) comm->all_reduce_sum(second.data(), second.size());
-      contents.arrays[kExpAvgSq + prefix + "." + part.suffix] = FloatArray{part.shape, second};
+      const std::string name = prefix + "." + part.suffix;
+      add_optimizer_state(adamw ? kExpAvg : kMomentum, name, part.shape, momentum.*part.field, comm, &contents);
+      add_optimizer_state(kExpAvgSq, name, part.shape, second_moment.*part.field, comm, &contents);
     }
   }
   return contents;

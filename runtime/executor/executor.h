@@ -9,8 +9,8 @@
 // read, which the Transport adds into the producer tiles that own them. Weight-gradient
 // shards are all-reduced among the replicas of each shard (the tiles with the same
 // channel coordinate), in buckets of several layers (gradient_buckets.h), batch-norm
-// statistics among the tiles that share channels, and every replica applies the same SGD
-// update to its copy of the shard.
+// statistics among the tiles that share channels, and every replica applies the same
+// optimizer update (SGD or AdamW) to its copy of the shard.
 //
 // The executor computes the tiles of the devices its Transport holds: all of them in one
 // process (InProcessTransport), one device per rank over a Communicator. Every process

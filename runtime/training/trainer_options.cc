@@ -30,9 +30,10 @@ double learning_rate_at(const TrainerOptions& options, int64_t step, int64_t tot
       const double progress = static_cast<double>(t) / static_cast<double>(std::max<int64_t>(total - warmup, 1));
       return options.lr * 0.5 * (1.0 + std::cos(M_PI * progress));
     }
-    case LrSchedule::kStep:
-      return options.lr *
-             std::pow(options.lr_gamma, static_cast<double>(t / std::max<int64_t>(options.lr_step_every, 1)));
+    case LrSchedule::kStep: {
+      const int64_t cuts = t / std::max<int64_t>(options.lr_step_every, 1);  // whole periods: floor
+      return options.lr * std::pow(options.lr_gamma, static_cast<double>(cuts));
+    }
   }
   return options.lr;
 }

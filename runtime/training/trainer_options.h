@@ -1,5 +1,5 @@
 #pragma once
-// What a training run chooses (runtime/training/trainer.h runs it): how long, the SGD
+// What a training run chooses (runtime/training/trainer.h runs it): how long, the optimizer
 // settings and learning-rate schedule, the order of the samples, the kernels, the files it
 // reads and writes, and who hears about its progress. `layerplan train` fills one from its
 // flags; every field has the default the flag has.
