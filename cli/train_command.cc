@@ -164,14 +164,15 @@ void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
                  "(under launch rank 0 merges the ranks' parts; docs/report.md)");
   cmd.add_option("--save", o.save,
                  "Write the weights (safetensors, torchvision's names) here at the end, every --save-every steps and "
-                 "when stopped by SIGTERM or SIGUSR1; the momentum goes beside it (NAME.optimizer.safetensors)");
+                 "when stopped by SIGTERM or SIGUSR1; the optimizer state goes beside it (NAME.optimizer.safetensors)");
   cmd.add_option("--save-dir", o.save_dir,
                  "Instead of --save: each checkpoint a new folder DIR/step-NNNNNNNN, put in place whole");
   cmd.add_option("--keep", o.keep, "With --save-dir: keep the newest K checkpoints")->capture_default_str();
   cmd.add_option("--save-every", o.save_every, "Steps between checkpoints (0: only at the end)")->capture_default_str();
-  cmd.add_option("--resume", o.resume,
-                 "Continue the run a checkpoint saved (weights, momentum, step), or 'auto': the newest whole one in "
-                 "--save-dir (none: start at step 0; one at the run's end: exit 0)");
+  cmd.add_option(
+      "--resume", o.resume,
+      "Continue the run a checkpoint saved (weights, optimizer state, step), or 'auto': the newest whole one in "
+      "--save-dir (none: start at step 0; one at the run's end: exit 0)");
   cmd.add_option("--init-from", o.init_from, "Start from the weights of this safetensors or ONNX file");
 }
 

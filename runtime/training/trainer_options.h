@@ -97,14 +97,14 @@ struct TrainerOptions {
 
   // A checkpoint (safetensors) written at the end and, when `save_every` > 0, every
   // `save_every` steps (every rank joins; rank 0 writes). Saving pauses training.
-  // The weights go to `save` and the momentum beside them (runtime/training/checkpoint_store.h).
+  // The weights go to `save` and the optimizer state beside them (runtime/training/checkpoint_store.h).
   std::optional<std::string> save;
   int64_t save_every = 0;
   // Instead of `save`: every save a new folder DIR/step-NNNNNNNN, put in place whole; the
   // newest `keep` are kept and older ones removed.
   std::optional<std::string> save_dir;
   int keep = 3;
-  // At most one of them: `resume` continues the run a checkpoint saved (weights, momentum,
+  // At most one of them: `resume` continues the run a checkpoint saved (weights, optimizer state,
   // step), "auto" the newest whole one in save_dir (from step 0 when there is none; nothing
   // to do when it is at the run's end); `init_from` takes only its weights and starts at step 0.
   std::optional<std::string> resume;
