@@ -41,12 +41,6 @@ double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::ste
 
 }  // namespace
 
-double learning_rate_at(const TrainerOptions& options, int64_t step, int64_t total) {
-  if (options.lr_schedule == LrSchedule::kConstant) return options.lr;
-  const double progress = static_cast<double>(step) / static_cast<double>(total);
-  return options.lr * 0.5 * (1.0 + std::cos(M_PI * progress));
-}
-
 Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, TrainerOptions options,
                  const std::optional<GlooOptions>& world)
     : graph_(graph),
@@ -75,7 +69,19 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
   kernels_ = make_kernels(options_.kernels, options_.kernel_threads);
   ExecutorOptions executor_options;
   executor_options.weight_seed = options_.seed;
-  executor_options.sgd = {.lr = options_.lr, .momentum = options_.momentum, .weight_decay = options_.weight_decay};
+  executor_options.optimizer = options_.optimizer == Optimizer::kAdamW ? OptimizerKind::kAdamW : OptimizerKind::kSgd;
+  executor_options.sgd = {.lr = options_.lr,
+                          .momentum = options_.momentum,
+                          .weight_decay = options_.weight_decay,
+                          .nesterov = options_.nesterov};
+  executor_options.adamw = {.lr = options_.lr,
+                            .beta1 = options_.beta1,
+                            .beta2 = options_.beta2,
+                            .eps = options_.eps,
+                            .weight_decay = options_.weight_decay};
+  executor_options.decay_bn_bias = options_.decay_bn_bias;
+  executor_options.clip_grad_norm = options_.clip_grad_norm;
+  executor_options.label_smoothing = options_.label_smoothing;
   executor_options.time_compute = options_.profile.has_value() || options_.trace.has_value();
   executor_ = std::make_unique<Executor>(graph_, plan_, *kernels_, *transport_, executor_options);
   if (checkpoint) step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, resume_.has_value());
@@ -108,6 +114,7 @@ void Trainer::check_options() const {
   require(options_.log_every >= 1, "--log-every: expected 1 or more");
   require(options_.lr > 0 && options_.momentum >= 0 && options_.weight_decay >= 0,
           "--lr must be positive, --momentum and --weight-decay not negative");
+  check_optimizer_options(options_);
 }
 
 void Trainer::load_data() {
@@ -224,24 +231,25 @@ void Trainer::train_epoch(int epoch) {
 void Trainer::train_step(const EpochOrder& order, int64_t b, int epoch) {
   const auto t0 = Clock::now();
   const GlobalBatch gb = assemble_batch(*data_.train, order, b, input_, needed_);
-  if (options_.lr_schedule != LrSchedule::kConstant)
-    executor_->set_learning_rate(learning_rate_at(options_, step_, total_));
+  const double lr = learning_rate_at(options_, step_, total_);
+  executor_->set_learning_rate(lr);
   const double loss = executor_->step(gb.images, gb.labels);
   ++step_;
   if (step_ == first_step_ + 1) {  // the first step warms up: the profile starts after it
     executor_->reset_compute_seconds();
     transport_->reset_counts();
   }
-  report_step(epoch, loss, t0, Clock::now());
+  report_step(epoch, loss, lr, t0, Clock::now());
 }
 
 // The JSON line of every step (rank 0), and the observer's report every log_every steps,
 // the first and the last.
-void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1) {
+void Trainer::report_step(int epoch, double loss, double lr, Clock::time_point t0, Clock::time_point t1) {
   if (world_.rank == 0) {
     write_json_line(log_.get(), {{"step", step_},
                                  {"epoch", epoch + 1},
                                  {"loss", loss},
+                                 {"lr", lr},
                                  {"images_per_s", static_cast<double>(batch_) / seconds_between(t0, t1)}});
   }
   if (step_ % options_.log_every != 0 && step_ != first_step_ + 1 && step_ != total_) return;
@@ -256,6 +264,7 @@ void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::t
        .total_steps = total_,
        .epoch = epoch + 1,
        .loss = loss,
+       .lr = lr,
        .images_per_s = static_cast<double>(batch_ * in_interval) / interval_s,
        .eta_s = elapsed / static_cast<double>(step_ - first_step_) * static_cast<double>(total_ - step_)});
 }
