@@ -25,7 +25,7 @@ declare -gA _layerplan_values=(
   [launch:--backend]="cpu gpu"
   [train:--data]="synthetic fashion-mnist @files" [train:--lr-schedule]="constant cosine step"
   [train:--optimizer]="sgd adamw"
-  [train:--shuffle]="on off" [train:--kernels]="onednn reference" [train:--backend]="cpu gpu"
+  [train:--shuffle]="on off" [train:--overlap]="on off" [train:--kernels]="onednn reference" [train:--backend]="cpu gpu"
   [train:--precision]="fp32 tf32 bf16"
   [predict:--kernels]="onednn reference"
 )

@@ -133,6 +133,9 @@ void add_optimizer_flags(CLI::App& cmd, TrainCommandArgs& args) {
                  "Scale the gradients of all parameters together down to this 2-norm when longer, as "
                  "torch.nn.utils.clip_grad_norm_ (0: no clipping)")
       ->capture_default_str();
+  add_word_option(&cmd, "--overlap", o.overlap, kOnOff,
+                  "on: the gradient buckets' all-reduces run on a communication thread while the backward goes on, "
+                  "as PyTorch DDP; off: each is waited for where it is issued (the same numbers either way)");
   cmd.add_option("--label-smoothing", o.label_smoothing,
                  "The training loss's label smoothing, as torch.nn.CrossEntropyLoss(label_smoothing=)")
       ->capture_default_str();

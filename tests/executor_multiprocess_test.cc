@@ -61,13 +61,34 @@ TEST(ExecutorMultiprocess, SmallGradientBucketsOn4Ranks) {
   expect_ranks_agree(4, "residual", "random:3", "bucket-bytes=256");
 }
 
+// Overlap (ExecutorOptions::overlap): bucket all-reduces on a communication thread over a
+// second Gloo context while the backward moves boxes and reduces batch-norm statistics over
+// the first; the numbers equal the blocking run's bitwise, and the in-process run's.
+TEST(ExecutorMultiprocess, OverlappedBucketsDataParallelOn2Ranks) {
+  expect_ranks_agree(2, "lenet5", "dp", "overlap bucket-bytes=256");
+  expect_ranks_agree(2, "residual", "dp", "overlap");
+}
+TEST(ExecutorMultiprocess, OverlappedBucketsLayerWiseAndRandomPlans) {
+  expect_ranks_agree(2, "residual", "lw", "overlap bucket-bytes=256");
+  expect_ranks_agree(4, "residual", "random:1", "overlap bucket-bytes=256");
+  expect_ranks_agree(2, "lenet5", "owt", "overlap bucket-bytes=256");
+}
+TEST(ExecutorMultiprocess, OverlappedBucketsWithClippingAndAdamW) {
+  expect_ranks_agree(2, "lenet5", "dp", "overlap bucket-bytes=256 clip");
+  expect_ranks_agree(2, "residual", "lw", "overlap bucket-bytes=256 adamw clip");
+}
+
 // The worker's checks can fail: a 1 % larger learning rate in the multi-process run is
-// caught, and so is an unknown plan.
+// caught, so is one in the overlapped run only, and so is an unknown plan.
 TEST(ExecutorMultiprocess, AFailingCheckFailsTheLaunch) {
   const LaunchResult perturbed = launch(2, "lenet5", "mp", "perturb");
   EXPECT_NE(perturbed.status, 0) << perturbed.output;
   EXPECT_THAT(perturbed.output, ::testing::HasSubstr("WRONG lenet5 mp: numbers differ")) << perturbed.output;
   EXPECT_NE(launch(2, "lenet5", "no-such-plan").status, 0);
+  const LaunchResult overlap_perturbed = launch(2, "lenet5", "dp", "perturb-overlap");
+  EXPECT_NE(overlap_perturbed.status, 0) << overlap_perturbed.output;
+  EXPECT_THAT(overlap_perturbed.output, ::testing::HasSubstr("WRONG lenet5 dp: overlap on and off differ"))
+      << overlap_perturbed.output;
 }
 
 }  // namespace

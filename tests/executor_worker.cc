@@ -7,15 +7,22 @@
 //     the in-process parameters;
 //   - the elements this rank sent, per edge, direction and peer, and per all-reduce, equal
 //     the in-process counts whose source is this device;
-//   - the communicator's byte counters equal 4 bytes per float and 8 per double sent.
-// Usage: layerplan_executor_worker MODEL PLAN [STEPS [perturb | bucket-bytes=N]...]
+//   - the communicator's byte counters equal 4 bytes per float and 8 per double sent;
+//   - with `overlap`: the run reduces gradient buckets on a communication thread over a
+//     second communicator (ExecutorOptions::overlap), and its losses and parameters equal,
+//     bitwise, those of a run over the communicator without overlap.
+// Usage: layerplan_executor_worker MODEL PLAN [STEPS [perturb | bucket-bytes=N | overlap
+//        | clip | adamw]...]
 //   MODEL lenet5 | residual;  PLAN dp | mp | owt | lw (layer-wise) | random:SEED
 //   perturb: the multi-process run uses a 1 % larger learning rate (the checks must fail)
+//   perturb-overlap: overlap, and only the overlapped run's learning rate is 1 % larger
 //   bucket-bytes=N: both runs reduce weight gradients in buckets of N bytes
+//   clip, adamw: every run clips gradients to a 2-norm of 0.05, or uses AdamW
 // Prints "rank R ok: ..." and exits 0, or prints what differs and exits 1.
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "model/zoo.h"
@@ -63,7 +70,7 @@ int main(int argc, char** argv) {
   }
   const std::string model = argv[1], plan_name = argv[2];
   const int steps = argc > 3 ? std::stoi(argv[3]) : 3;
-  bool perturb = false;
+  bool perturb = false, perturb_overlap = false, overlap = false, clip = false, adamw = false;
   int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes;
   for (int i = 4; i < argc; ++i) {
     const std::string option = argv[i];
@@ -71,6 +78,14 @@ int main(int argc, char** argv) {
       perturb = true;
     } else if (option.rfind("bucket-bytes=", 0) == 0) {
       bucket_bytes = std::stoll(option.substr(13));
+    } else if (option == "perturb-overlap") {
+      perturb_overlap = overlap = true;
+    } else if (option == "overlap") {
+      overlap = true;
+    } else if (option == "clip") {
+      clip = true;
+    } else if (option == "adamw") {
+      adamw = true;
     } else {
       std::fprintf(stderr, "layerplan_executor_worker: unknown option '%s'\n", option.c_str());
       return 2;
@@ -81,26 +96,60 @@ int main(int argc, char** argv) {
     const int rank = comm->rank();
     const ModelGraph graph = model == "lenet5" ? lenet5(4) : residual_inception_net();
     const std::vector<Configuration> plan = plan_named(graph, plan_name, comm->size());
-    const TrainResult want = train(graph, plan, steps, test_sgd(), "reference", bucket_bytes);
-
-    const auto kernels = make_kernels("reference");
-    CommunicatorTransport transport(*comm);
     ExecutorOptions options;
     options.sgd = test_sgd();
     options.gradient_bucket_bytes = bucket_bytes;
-    if (perturb) options.sgd.lr *= 1.01;
-    Executor executor(graph, plan, *kernels, transport, options);
-    TrainResult got;
-    for (const Batch& b : test_batches(graph, steps)) got.losses.push_back(executor.step(b.images, b.labels));
-    for (const Layer& layer : graph.layers()) {
-      LayerParams p = has_params(layer.kind) ? executor.gathered_params(layer.id) : LayerParams{};
-      for (auto* v : {&p.weight, &p.bias, &p.running_mean, &p.running_var}) {
-        if (!v->empty()) comm->all_reduce_sum(v->data(), v->size());
-      }
-      got.params.push_back(std::move(p));
+    if (clip) options.clip_grad_norm = 0.05;
+    if (adamw) {
+      options.optimizer = OptimizerKind::kAdamW;
+      options.adamw.lr = 1e-3;
     }
+    const TrainResult want = train_with(graph, plan, steps, options);
+
+    const auto kernels = make_kernels("reference");
+    if (perturb) options.sgd.lr *= 1.01;
+    // The executor over the communicator (and, with overlap, a second one for the gradients);
+    // the parameters summed over ranks.
+    const auto run = [&](CommunicatorTransport& transport, bool overlapped) {
+      ExecutorOptions o = options;
+      o.overlap = overlapped;
+      if (overlapped && perturb_overlap) o.sgd.lr *= 1.01;
+      Executor executor(graph, plan, *kernels, transport, o);
+      TrainResult r;
+      for (const Batch& b : test_batches(graph, steps)) r.losses.push_back(executor.step(b.images, b.labels));
+      for (const Layer& layer : graph.layers()) {
+        LayerParams p = has_params(layer.kind) ? executor.gathered_params(layer.id) : LayerParams{};
+        for (auto* v : {&p.weight, &p.bias, &p.running_mean, &p.running_var}) {
+          if (!v->empty()) comm->all_reduce_sum(v->data(), v->size());
+        }
+        r.params.push_back(std::move(p));
+      }
+      return r;
+    };
+    std::unique_ptr<Communicator> gradients;
+    TrainResult off;
+    if (overlap) {
+      CommunicatorTransport blocking(*comm);
+      off = run(blocking, false);
+      std::vector<int> every_rank(static_cast<size_t>(comm->size()));
+      for (int r = 0; r < comm->size(); ++r) every_rank[static_cast<size_t>(r)] = r;
+      gradients = comm->create_group(every_rank);
+      comm->counters().reset();  // the checks below count the overlapped run's bytes
+    }
+    CommunicatorTransport transport(*comm, gradients.get());
+    const TrainResult got = run(transport, overlap);
 
     std::string wrong;
+    if (overlap) {
+      bool same = got.losses == off.losses;
+      for (size_t id = 0; id < got.params.size(); ++id) {
+        const LayerParams &a = got.params[id], &b = off.params[id];
+        same = same && a.weight == b.weight && a.bias == b.bias && a.running_mean == b.running_mean &&
+               a.running_var == b.running_var;
+      }
+      if (!same) wrong += " overlap on and off differ;";
+    }
+
     const double diff = max_difference(got, want);
     if (!(diff <= 1e-6)) wrong += " numbers differ by " + std::to_string(diff) + ";";
     const TrafficCounts& sent = transport.counts();

@@ -91,6 +91,50 @@ TEST(TrainCommand, OneProcessAndTwoRanksTrainTheSameLosses) {
   EXPECT_NE(losses_in(log3).front(), l1.front());
 }
 
+// --overlap on (the default) and off train the same numbers bitwise: the same all-reduces
+// in the same order, on a communication thread or not. On one process and on two ranks, for
+// the data-parallel plan and the plan that splits the fully connected layers' channels,
+// with SGD and with AdamW and clipping; the saved weights and optimizer state are the same
+// bytes.
+TEST(TrainCommand, OverlapOnAndOffTrainTheSameNumbers) {
+  ScratchDir dir;
+  const fs::path one = lenet_plan(dir, 1, "one.json"), mixed = lenet_plan(dir, 2, "mixed.json");
+  const fs::path data = dir.path() / "data.json";
+  ASSERT_EQ(run({"plan", "--model", "lenet5", "--batch", "8", "--gpus", "2", "--gpus-per-node", "2", "--mode", "data",
+                 "--json", data.string()})
+                .exit_code,
+            0);
+  const std::vector<std::string> adamw = {"--data", "synthetic", "--steps",          "4",    "--optimizer", "adamw",
+                                          "--lr",   "0.002",     "--clip-grad-norm", "0.05", "--kernels",   "reference",
+                                          "--seed", "5"};
+  int runs = 0;
+  for (const fs::path& plan : {one, data, mixed}) {
+    for (const bool use_adamw : {false, true}) {
+      std::vector<std::vector<double>> losses;
+      std::vector<std::string> weights, state;
+      for (const std::string overlap : {"on", "off"}) {
+        const std::string name = std::to_string(runs++);
+        const fs::path log = dir.path() / (name + ".jsonl"), save = dir.path() / (name + ".safetensors");
+        std::vector<std::string> args = {"train",      "--plan",     plan.string(), "--overlap",  overlap,
+                                         "--log-json", log.string(), "--save",      save.string()};
+        if (plan != one) args.insert(args.begin(), {"launch", "--nproc", "2", "--", kBinary});
+        args = with(args, use_adamw ? adamw : kSgd);
+        const Outcome r = run(args);
+        ASSERT_EQ(r.exit_code, 0) << describe(r);
+        losses.push_back(losses_in(log));
+        weights.push_back(read_text(save));
+        state.push_back(read_text(dir.path() / (name + ".optimizer.safetensors")));
+      }
+      const std::string what = plan.filename().string() + (use_adamw ? ", adamw" : ", sgd");
+      ASSERT_EQ(losses[0].size(), 4u) << what;
+      EXPECT_NE(losses[0].front(), losses[0].back()) << what;  // it trains
+      EXPECT_EQ(losses[0], losses[1]) << what;
+      EXPECT_TRUE(weights[0] == weights[1]) << what;
+      EXPECT_TRUE(state[0] == state[1]) << what;
+    }
+  }
+}
+
 // AdamW with gradient clipping, label smoothing and warm-up: two ranks (the fully connected
 // layers' output channels split between them) clip by the same global norm and train the
 // losses of one process; their AdamW state, saved at step 4, resumes in one process to the

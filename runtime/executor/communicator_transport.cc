@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 
 namespace layerplan {
 namespace {
@@ -20,13 +22,15 @@ uint32_t reduce_tag(ReduceKind kind, int layer) {
 // Adds the wall time of its scope, and one call, to `time` and to `layer_time` (when not null).
 class CallTimer {
  public:
-  explicit CallTimer(TrafficCounts::Time* time, TrafficCounts::Time* layer_time = nullptr)
-      : time_(time),
+  CallTimer(std::mutex& mutex, TrafficCounts::Time* time, TrafficCounts::Time* layer_time = nullptr)
+      : mutex_(mutex),
+        time_(time),
         layer_time_(layer_time),
         start_(time ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
   ~CallTimer() {
     if (!time_) return;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const std::lock_guard<std::mutex> lock(mutex_);
     for (TrafficCounts::Time* t : {time_, layer_time_}) {
       if (!t) continue;
       t->seconds += seconds;
@@ -37,6 +41,7 @@ class CallTimer {
   CallTimer& operator=(const CallTimer&) = delete;
 
  private:
+  std::mutex& mutex_;
   TrafficCounts::Time* time_;
   TrafficCounts::Time* layer_time_;
   std::chrono::steady_clock::time_point start_;
@@ -44,12 +49,28 @@ class CallTimer {
 
 }  // namespace
 
+CommunicatorTransport::CommunicatorTransport(Communicator& comm, Communicator* gradients)
+    : comm_(comm), gradients_(gradients ? gradients : &comm) {
+  if (gradients_->rank() != comm_.rank() || gradients_->size() != comm_.size()) {
+    throw std::invalid_argument("communicator transport: the gradient communicator is rank " +
+                                std::to_string(gradients_->rank()) + " of " + std::to_string(gradients_->size()) +
+                                ", expected rank " + std::to_string(comm_.rank()) + " of " +
+                                std::to_string(comm_.size()));
+  }
+}
+
 void CommunicatorTransport::exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) {
   const uint32_t t = move_tag(tag);
   const bool add = tag.direction == Direction::kBackward;
   bool remote = false;
   for (const BoxMove& m : moves) remote = remote || (holds(m.src_device) != holds(m.dst_device));
-  const CallTimer timer(remote ? &counts_.moves : nullptr, remote ? &counts_.layer_moves[tag.consumer] : nullptr);
+  // counts_.layer_moves gains entries here: under the lock, as the other thread counts.
+  TrafficCounts::Time* layer_time = nullptr;
+  if (remote) {
+    const std::lock_guard<std::mutex> lock(counts_mutex_);
+    layer_time = &counts_.layer_moves[tag.consumer];
+  }
+  const CallTimer timer(counts_mutex_, remote ? &counts_.moves : nullptr, layer_time);
   // Receives are posted before anything is sent: Gloo sends a message at once only to a
   // peer whose receive it already knows of, and otherwise waits for one more round trip.
   std::vector<Tensor> incoming(moves.size());
@@ -96,7 +117,8 @@ void CommunicatorTransport::all_reduce(const std::vector<int>& devices, const st
   std::sort(sorted.begin(), sorted.end());
   const auto mine = std::find(sorted.begin(), sorted.end(), comm_.rank());
   if (p <= 1 || mine == sorted.end()) return;
-  const CallTimer timer(&counts_.weight_reductions);
+  const CallTimer timer(counts_mutex_, &counts_.weight_reductions);
+  Communicator& comm = *gradients_;
   const int i = static_cast<int>(mine - sorted.begin());
   const auto held = std::find(devices.begin(), devices.end(), comm_.rank()) - devices.begin();
   std::vector<float>& buffer = *buffers[static_cast<size_t>(held)];
@@ -120,7 +142,7 @@ void CommunicatorTransport::all_reduce(const std::vector<int>& devices, const st
     const auto [lo, hi] = chunk_of(k, false);
     if (k >= steps || hi <= lo) return nullptr;
     float* into = k < p - 1 ? scratch.data() : buffer.data() + lo;
-    return comm_.irecv(into, static_cast<size_t>(hi - lo), prev, tag);
+    return comm.irecv(into, static_cast<size_t>(hi - lo), prev, tag);
   };
   std::unique_ptr<Request> received = post_receive(0);
   for (int k = 0; k < steps; ++k) {
@@ -128,8 +150,8 @@ void CommunicatorTransport::all_reduce(const std::vector<int>& devices, const st
     const auto [rlo, rhi] = chunk_of(k, false);
     std::unique_ptr<Request> sent;
     if (shi > slo) {
-      sent = comm_.isend(buffer.data() + slo, static_cast<size_t>(shi - slo), next, tag);
-      count_ring_send(segments, slo, shi, comm_.rank(), next);
+      sent = comm.isend(buffer.data() + slo, static_cast<size_t>(shi - slo), next, tag);
+      count_ring_send(segments, slo, shi, comm.rank(), next);
     }
     if (received) {
       received->wait();
@@ -150,8 +172,12 @@ void CommunicatorTransport::all_reduce(const std::vector<int>& devices,
   const int me = comm_.rank();
   if (sorted.size() <= 1 || std::find(sorted.begin(), sorted.end(), me) == sorted.end()) return;
   const bool loss = kind == ReduceKind::kLoss;
-  const CallTimer timer(loss ? &counts_.loss_reductions : &counts_.statistics_reductions,
-                        loss ? nullptr : &counts_.layer_statistics[layer]);
+  TrafficCounts::Time* layer_time = nullptr;
+  if (!loss) {
+    const std::lock_guard<std::mutex> lock(counts_mutex_);
+    layer_time = &counts_.layer_statistics[layer];
+  }
+  const CallTimer timer(counts_mutex_, loss ? &counts_.loss_reductions : &counts_.statistics_reductions, layer_time);
   const auto held = std::find(devices.begin(), devices.end(), me) - devices.begin();
   std::vector<double>& buffer = *buffers[static_cast<size_t>(held)];
   const size_t n = buffer.size(), floats = n * (sizeof(double) / sizeof(float));

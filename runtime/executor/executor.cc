@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <map>
 #include <span>
 #include <stdexcept>
@@ -102,6 +103,12 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
   for (const Layer& layer : graph_.layers()) {
     replica_groups_.push_back(layerplan::replica_groups(layer, plan_[static_cast<size_t>(layer.id)]));
   }
+  if (options_.overlap && !transport_.reduces_concurrently()) {
+    throw std::invalid_argument(
+        "executor: overlap needs a transport that reduces concurrently (a communicator transport given a second "
+        "communicator for the gradients)");
+  }
+  if (options_.overlap) worker_ = std::make_unique<ReductionWorker>();
   buckets_ = gradient_buckets(graph_, plan_, bucket_cap_elements(options_.gradient_bucket_bytes));
   bucket_data_.resize(buckets_.size());
   reduce_after_.resize(static_cast<size_t>(graph_.size()));
@@ -112,6 +119,8 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
     (after >= 0 ? reduce_after_[static_cast<size_t>(after)] : reduce_at_end_).push_back(static_cast<int>(b));
   }
 }
+
+Executor::~Executor() { drain_buckets(); }
 
 uint64_t Executor::dropout_seed(int id) const {
   return mix(mix(options_.dropout_seed ^ static_cast<uint64_t>(steps_)) + static_cast<uint64_t>(id));
@@ -480,7 +489,22 @@ void Executor::reduce_bucket(int b) {
   }
   std::vector<ReduceSegment> segments;
   for (const GradientSegment& s : bucket.segments) segments.push_back({s.layer, s.elements});
-  transport_.all_reduce(bucket.devices, buffers, segments);
+  if (!worker_) {
+    transport_.all_reduce(bucket.devices, buffers, segments);
+    update_bucket(b);
+    return;
+  }
+  // The communication thread reads and writes only this bucket's buffers, which nothing
+  // else touches until finish_buckets has its future.
+  posted_.emplace_back(
+      b, worker_->post([this, devices = bucket.devices, buffers = std::move(buffers), segments = std::move(segments)] {
+        transport_.all_reduce(devices, buffers, segments);
+      }));
+}
+
+void Executor::update_bucket(int b) {
+  const GradientBucket& bucket = buckets_[static_cast<size_t>(b)];
+  std::vector<std::vector<float>>& data = bucket_data_[static_cast<size_t>(b)];
   int64_t offset = 0;
   for (const GradientSegment& s : bucket.segments) {
     for (int t : replica_groups(s.layer)[static_cast<size_t>(s.group)]) {
@@ -494,6 +518,30 @@ void Executor::reduce_bucket(int b) {
     offset += s.elements;
   }
   for (std::vector<float>& d : data) std::vector<float>().swap(d);
+}
+
+void Executor::finish_buckets(bool wait) {
+  size_t done = 0;
+  for (; done < posted_.size(); ++done) {
+    std::future<void>& reduced = posted_[done].second;
+    if (!wait && reduced.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+    const int b = posted_[done].first;
+    try {
+      reduced.get();  // rethrows the all-reduce's failure (a CommError)
+    } catch (...) {
+      posted_.erase(posted_.begin(), posted_.begin() + static_cast<std::ptrdiff_t>(done) + 1);
+      throw;
+    }
+    update_bucket(b);
+  }
+  posted_.erase(posted_.begin(), posted_.begin() + static_cast<std::ptrdiff_t>(done));
+}
+
+void Executor::drain_buckets() noexcept {
+  for (auto& posted : posted_) {
+    if (posted.second.valid()) posted.second.wait();  // a failure is the step's that threw, or the next one's
+  }
+  posted_.clear();
 }
 
 void Executor::backward_batch_norm(int id) {
@@ -630,7 +678,8 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
     throw std::invalid_argument("step: " + std::to_string(labels.size()) + " labels for a batch of " +
                                 std::to_string(input.output.n()));
   }
-  for (auto& bucket : bucket_data_) {  // a step that threw may have left gradients behind
+  drain_buckets();                     // a step that threw may have left reductions running
+  for (auto& bucket : bucket_data_) {  // and gradients behind
     for (std::vector<float>& d : bucket) d.clear();
   }
   double loss = 0;
@@ -645,8 +694,10 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
     }
     backward(id, labels);
     release(id);
+    finish_buckets(false);  // update the shards whose buckets are reduced already
   }
   for (int b : reduce_at_end_) reduce_bucket(b);
+  finish_buckets(true);
   if (options_.clip_grad_norm > 0) clip_and_update();
   ++steps_;
   return loss;

@@ -19,7 +19,9 @@
 // and counts it.
 // docs/runtime.md ("Executor") says what is exact.
 #include <cstdint>
+#include <future>
 #include <map>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "model/model_graph.h"
 #include "runtime/executor/adamw.h"
 #include "runtime/executor/gradient_buckets.h"
+#include "runtime/executor/reduction_worker.h"
 #include "runtime/executor/sgd.h"
 #include "runtime/executor/transport.h"
 #include "runtime/kernels/kernels.h"
@@ -57,6 +60,14 @@ struct ExecutorOptions {
   // Weight gradients are all-reduced in buckets of about this size (gradient_buckets.h);
   // PyTorch DDP's default.
   int64_t gradient_bucket_bytes = kDefaultGradientBucketBytes;
+  // true: each bucket's all-reduce is issued, when its last gradient is in, to a
+  // communication thread and runs while the backward goes on, as PyTorch DDP does; a
+  // bucket's shards are updated once that bucket is reduced (all buckets first with
+  // clip_grad_norm). false: the executor's thread reduces each bucket where it is issued
+  // and waits for it. The same all-reduces in the same order either way, so the numbers
+  // are equal bitwise (docs/runtime.md, "Overlapping the all-reduces"). Needs a transport
+  // that reduces_concurrently().
+  bool overlap = false;
 };
 
 class Executor {
@@ -67,6 +78,10 @@ class Executor {
   // std::invalid_argument for a plan that does not fit the graph.
   Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels, Transport& transport,
            const ExecutorOptions& options = {});
+  // Waits for the all-reduces still running (a step that threw may leave some).
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   // One optimizer step on `images` (a tensor over the input layer's whole shape) with one
   // label per sample (every process passes the whole batch and uses its tiles' part).
@@ -171,8 +186,16 @@ class Executor {
   // Puts layer `id`'s weight gradients (one per held tile) into their buckets, updating
   // the shards of single replicas at once, and reduces the buckets due after this layer.
   void queue_gradients(int id, std::vector<LayerParams>& grads);
-  // All-reduces bucket `b` and updates every held shard in it.
+  // All-reduces bucket `b` and updates every held shard in it; with options_.overlap, posts
+  // the all-reduce to the communication thread and leaves the update to finish_buckets.
   void reduce_bucket(int b);
+  // Updates every held shard of bucket `b` with its reduced gradients and frees them.
+  void update_bucket(int b);
+  // Updates the shards of the posted buckets whose all-reduce is done, in the order they
+  // were posted, stopping at the first still running; all of them when `wait`.
+  void finish_buckets(bool wait);
+  // Waits for every posted all-reduce, ignoring failures (before a step, after one that threw).
+  void drain_buckets() noexcept;
   // The sum of every process's `local` (the loss shares it computed).
   double sum_over_processes(double local);
   uint64_t dropout_seed(int id) const;
@@ -191,6 +214,11 @@ class Executor {
   std::map<std::pair<int, int>, int> bucket_of_;              // (layer, replica group) -> bucket
   std::vector<std::vector<int>> reduce_after_;                // [layer]: buckets reduced after its backward
   std::vector<int> reduce_at_end_;                            // buckets reduced after the whole backward
+  // With options_.overlap: the buckets posted to worker_ and not yet updated, in posting
+  // order, with the futures of their all-reduces. The worker is declared after the buffers
+  // it reduces, so that it is stopped before they are freed.
+  std::vector<std::pair<int, std::future<void>>> posted_;
+  std::unique_ptr<ReductionWorker> worker_;
   int steps_ = 0;
   bool evaluating_ = false;  // inside evaluate()
   // Adds the time of its scope to compute_s_[layer][device] when options_.time_compute is set.

@@ -9,6 +9,8 @@ namespace layerplan {
 class InProcessTransport : public Transport {
  public:
   bool holds(int) const override { return true; }
+  // The ring touches only the buffers it is given; counting is locked.
+  bool reduces_concurrently() const override { return true; }
   void exchange(const std::vector<BoxMove>& moves, const EdgeTag& tag) override;
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                   const std::vector<ReduceSegment>& segments) override;

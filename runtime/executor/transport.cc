@@ -12,12 +12,14 @@ std::pair<int64_t, int64_t> ring_chunk(int64_t n, int p, int index) {
 
 void Transport::count_move(const EdgeTag& tag, int src, int dst, int64_t elements) {
   if (src == dst || elements == 0) return;
+  const std::lock_guard<std::mutex> lock(counts_mutex_);
   auto& per_edge = tag.direction == Direction::kForward ? counts_.forward : counts_.backward;
   per_edge[{tag.consumer, tag.slot, src, dst}] += elements;
   counts_.pairs[{src, dst}] += elements;
 }
 
 void Transport::count_reduce(ReduceKind kind, int layer, int src, int dst, int64_t elements) {
+  const std::lock_guard<std::mutex> lock(counts_mutex_);
   auto& per_layer = kind == ReduceKind::kWeightGradients       ? counts_.weight_sync
                     : kind == ReduceKind::kBatchNormStatistics ? counts_.statistics
                                                                : counts_.loss;

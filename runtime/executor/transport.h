@@ -19,6 +19,7 @@
 //     each other device, p(p-1)·n elements in all.
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -111,6 +112,12 @@ class Transport {
   virtual void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<double>*>& buffers,
                           ReduceKind kind, int layer) = 0;
 
+  // Whether the weight-gradient all_reduce may run on another thread while this one calls
+  // exchange() and the statistics all_reduce (ExecutorOptions::overlap): calls of each
+  // kind still come one at a time, in the same order on every process.
+  virtual bool reduces_concurrently() const { return false; }
+
+  // Read and reset only while no call is running on another thread.
   const TrafficCounts& counts() const { return counts_; }
   void reset_counts() { counts_ = {}; }
 
@@ -122,6 +129,9 @@ class Transport {
   void count_ring_send(const std::vector<ReduceSegment>& segments, int64_t lo, int64_t hi, int src, int dst);
 
   TrafficCounts counts_;
+  // Held while counts_ changes: an overlapped weight-gradient all_reduce counts from the
+  // executor's communication thread.
+  std::mutex counts_mutex_;
 };
 
 // The chunk [begin, end) of an n-element buffer that ring position `index` of p owns:

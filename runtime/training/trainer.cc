@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -61,7 +62,12 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
 
   if (launched_) {
     comm_ = connect_gloo(world_);
-    transport_ = std::make_unique<CommunicatorTransport>(*comm_);
+    if (options_.overlap) {
+      std::vector<int> every_rank(static_cast<size_t>(comm_->size()));
+      std::iota(every_rank.begin(), every_rank.end(), 0);
+      gradient_comm_ = comm_->create_group(every_rank);
+    }
+    transport_ = std::make_unique<CommunicatorTransport>(*comm_, gradient_comm_.get());
   } else {
     transport_ = std::make_unique<InProcessTransport>();
   }
@@ -82,6 +88,7 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
   executor_options.decay_bn_bias = options_.decay_bn_bias;
   executor_options.clip_grad_norm = options_.clip_grad_norm;
   executor_options.label_smoothing = options_.label_smoothing;
+  executor_options.overlap = options_.overlap;
   executor_options.time_compute = options_.profile.has_value() || options_.trace.has_value();
   executor_ = std::make_unique<Executor>(graph_, plan_, *kernels_, *transport_, executor_options);
   if (checkpoint) step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, resume_.has_value());

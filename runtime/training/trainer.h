@@ -83,6 +83,9 @@ class Trainer {
   int64_t total_ = 0;
 
   std::unique_ptr<Communicator> comm_;
+  // With overlap under launch: a second context over every rank for the gradient buckets'
+  // all-reduces (CommunicatorTransport), outliving the transport and executor.
+  std::unique_ptr<Communicator> gradient_comm_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<Kernels> kernels_;
   std::unique_ptr<Executor> executor_;

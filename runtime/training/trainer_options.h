@@ -62,6 +62,9 @@ struct TrainerOptions {
   double clip_grad_norm = 0;
   // The training loss's label smoothing, as torch.nn.CrossEntropyLoss(label_smoothing=), in [0, 1).
   double label_smoothing = 0;
+  // Gradient buckets' all-reduces on a communication thread while the backward goes on
+  // (ExecutorOptions::overlap); off: each one where it is issued, the backward waiting.
+  bool overlap = true;
 
   // The learning rate of each step (learning_rate_at): warmup_steps of linear warm-up, then
   // lr_schedule. kCosine takes large steps early and small ones at the end, but it follows
