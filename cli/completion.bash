@@ -27,7 +27,7 @@ declare -gA _layerplan_values=(
   [train:--optimizer]="sgd adamw"
   [train:--shuffle]="on off" [train:--overlap]="on off" [train:--kernels]="onednn reference" [train:--backend]="cpu gpu"
   [train:--precision]="fp32 tf32 bf16"
-  [predict:--kernels]="onednn reference"
+  [predict:--kernels]="onednn reference" [predict:--overlap]="on off"
 )
 declare -gA _layerplan_cache=()
 

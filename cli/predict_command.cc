@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/kernels_option.h"
+#include "cli/word_option.h"
 #include "common/error.h"
 #include "common/safe_write.h"
 #include "model/plan_file.h"
@@ -68,6 +69,10 @@ void print_layers(const StepPrediction& p, const std::vector<Configuration>& pla
   std::printf("%-28s %-24s %11s %11s %9.3f\n", "weight gradients",
               (std::to_string(p.buckets) + " bucket" + (p.buckets == 1 ? "" : "s")).c_str(), "", "",
               1e3 * p.weight_sync_s);
+  if (p.overlap) {
+    std::printf("%-28s %-24s %11s %11s %9.3f\n", "  hidden by the backward", "(overlap on, not added)", "", "",
+                1e3 * p.weight_sync_hidden_s);
+  }
   std::printf("%-28s %-24s %11s %11s %9.3f\n", "loss", "", "", "", 1e3 * p.loss_sync_s);
 }
 
@@ -78,11 +83,11 @@ void print_summary(const StepPrediction& p, const std::string& model, const Plan
   std::printf(
       "%s, batch %lld, %s plan on %d device%s: predicted step %.4f s = compute %.4f s + executor overhead "
       "%.4f s + data %.4f s (measured, median of %d steps, %s) + transfer %.4f s + sync %.4f s "
-      "(priced: %.0f messages, link %.2f GB/s)\n",
+      "(priced: %.0f messages, link %.2f GB/s, bucket all-reduces %s)\n",
       model.c_str(), static_cast<long long>(file.batch), file.strategy.c_str(), file.devices,
       file.devices == 1 ? "" : "s", p.step_s, p.compute_s, p.overhead_s, p.data_s, measure.steps - 1,
       measure.mode == MeasureMode::kAsRanks ? "one rank per device" : core_share_text, p.transfer_s, p.sync_s,
-      p.messages, link.gbytes);
+      p.messages, link.gbytes, p.overlap ? "overlapping the backward" : "blocking");
 }
 
 void write_json(const std::string& path, const StepPrediction& p, const std::string& model, const PlanFile& file) {
@@ -104,6 +109,8 @@ void write_json(const std::string& path, const StepPrediction& p, const std::str
                            {"transfer_s", p.transfer_s},
                            {"sync_s", p.sync_s},
                            {"weight_sync_s", p.weight_sync_s},
+                           {"weight_sync_hidden_s", p.weight_sync_hidden_s},
+                           {"overlap", p.overlap},
                            {"loss_sync_s", p.loss_sync_s},
                            {"buckets", p.buckets},
                            {"messages", p.messages},
@@ -134,6 +141,9 @@ void add_predict_command(CLI::App& cmd, PredictCommandArgs& args) {
   cmd.add_option("--profile-db-out", args.profile_db_out,
                  "Also write every layer's measured kernel times as a profile db (`layerplan plan --profile-db`)");
   cmd.add_flag("-v,--verbose", args.verbose, "Print every layer's share");
+  add_word_option(&cmd, "--overlap", args.overlap, OptionWords<bool>{{"on", true}, {"off", false}},
+                  "As `train --overlap`: on prices the gradient buckets' all-reduces running beside the backward "
+                  "(only what is left after it adds to the step); off, each one waited for where it is issued");
 }
 
 int run_predict_command(const PredictCommandArgs& args) {
@@ -144,7 +154,7 @@ int run_predict_command(const PredictCommandArgs& args) {
   const LinkFigures link = link_figures(args);
   check_output_directory(args.json, "--json");
   check_output_directory(args.profile_db_out, "--profile-db-out");
-  const StepPricer pricer(loaded.graph, loaded.plan, file.devices, link);
+  const StepPricer pricer(loaded.graph, loaded.plan, file.devices, link, args.overlap);
   const MeasuredSteps measured = measure_compute(loaded.graph, loaded.plan, file.devices, measure);
   if (!measured.reports) return 0;
   const StepPrediction prediction = pricer.price(measured);

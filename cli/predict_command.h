@@ -24,6 +24,7 @@ struct PredictCommandArgs {
   std::optional<std::string> json;
   std::optional<std::string> profile_db_out;  // the measured kernel times as a profile (model/profile_db.h)
   bool verbose = false;
+  bool overlap = true;  // --overlap: price what `train --overlap` runs (its default: on)
 };
 
 void add_predict_command(CLI::App& cmd, PredictCommandArgs& args);

@@ -25,7 +25,9 @@ struct StepPrediction {
   double data_s = 0;                    // measured: making the busiest device's part of the batch
   double transfer_s = 0;                // the layers' transfers
   double sync_s = 0;                    // the layers' statistics, the weight gradients and the loss
-  double weight_sync_s = 0;             // the gradient buckets' rings
+  double weight_sync_s = 0;             // the gradient buckets' rings (with overlap: the part after the backward)
+  double weight_sync_hidden_s = 0;      // with overlap: the rings' time while the backward went on
+  bool overlap = false;                 // the rings priced overlapping the backward
   double loss_sync_s = 0;               // the loss's reduction among the devices the plan uses
   size_t buckets = 0;                   // gradient buckets all-reduced per step
   double messages = 0;                  // every message priced

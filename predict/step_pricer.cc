@@ -46,6 +46,11 @@ LayerTraffic layer_traffic(const ModelGraph& graph, const std::vector<Configurat
 // gradients' moves and the gradient buckets due after it; the buckets due at the end.
 // The cost model prices the bytes without latency, so the bytes of a price are its
 // seconds times the bandwidth.
+//
+// With overlap the walk also keeps the executor's thread's time (now_) and, per device, when
+// its communication thread is free: a bucket's ring starts once it is issued and its devices'
+// threads are free, and runs beside the backward; the step ends when both are done, so only
+// the rings' time past the backward's end adds to it.
 class StepPricer::Walk {
  public:
   Walk(const StepPricer& pricer, const MeasuredSteps& measured)
@@ -57,7 +62,8 @@ class StepPricer::Walk {
         forward_s_(n_),
         transfer_s_(n_, 0.0),
         sync_s_(n_, 0.0),
-        computed_(static_cast<size_t>(pricer.device_count_), false) {
+        computed_(static_cast<size_t>(pricer.device_count_), false),
+        comm_free_(static_cast<size_t>(pricer.device_count_), 0.0) {
     for (size_t id = 0; id < n_; ++id) forward_s_[id] = std::min(compute_s_[id], measured.forward_s[id]);
   }
 
@@ -73,6 +79,11 @@ class StepPricer::Walk {
       reduce_buckets(static_cast<int>(id));
     }
     reduce_buckets(-1);
+    if (p_.overlap_) {
+      const double rings_end = *std::max_element(comm_free_.begin(), comm_free_.end());
+      weight_sync_ = std::max(0.0, rings_end - now_);
+      weight_sync_hidden_ = std::max(0.0, rings_s_ - weight_sync_);
+    }
   }
 
   StepPrediction result(const MeasuredSteps& measured) const;
@@ -84,9 +95,12 @@ class StepPricer::Walk {
       computed_[static_cast<size_t>(d)] = computed_[static_cast<size_t>(d)] || seconds > 0;
     }
     const double statistics_s = p_.traffic_[id].statistics_s;
+    now_ += seconds;
     if (statistics_s > 0) {
       clock_.compute(seconds / 2);
-      sync_s_[id] += statistics_s / 2 + clock_.message(id, statistics_s / 2 * bytes_per_s_);
+      const double sync = statistics_s / 2 + clock_.message(id, statistics_s / 2 * bytes_per_s_);
+      sync_s_[id] += sync;
+      now_ += sync;
       clock_.compute(seconds / 2);
     } else {
       clock_.compute(seconds);
@@ -101,8 +115,11 @@ class StepPricer::Walk {
     for (size_t slot = 0; slot < traffic.edges.size(); ++slot) {
       const TransferCost& c = traffic.edges[slot];
       transfer_s_[id] += c.time_s / 2;
+      now_ += c.time_s / 2;
       if (c.bytes == 0) continue;
-      transfer_s_[id] += clock_.message(id, c.time_s / 2 * bytes_per_s_, shapes[slot]);
+      const double message = clock_.message(id, c.time_s / 2 * bytes_per_s_, shapes[slot]);
+      transfer_s_[id] += message;
+      now_ += message;
       for (int d : shapes[slot].devices) computed_[static_cast<size_t>(d)] = false;
     }
   }
@@ -121,12 +138,14 @@ class StepPricer::Walk {
         used.size() == 2 && computed_[static_cast<size_t>(used[0])] != computed_[static_cast<size_t>(used[1])];
     if (one_waited) clock_.forget_gap();
     loss_sync_ += clock_.message(n_, loss_sync_ * bytes_per_s_, {one_waited, 1, {}});
+    now_ += loss_sync_;
   }
 
   // The buckets due at one point (after layer `after`, or at the end: -1), in order; a
   // bucket's ring starts once all its devices are free, so buckets of disjoint devices
   // overlap.
   void reduce_buckets(int after) {
+    if (p_.overlap_) return overlap_buckets(after);
     std::vector<double> busy(static_cast<size_t>(p_.device_count_), 0.0);
     bool any = false;
     for (const GradientBucket& b : p_.buckets_) {
@@ -136,7 +155,28 @@ class StepPricer::Walk {
     }
     if (!any) return;
     weight_sync_ += *std::max_element(busy.begin(), busy.end());
+    now_ += *std::max_element(busy.begin(), busy.end());
     clock_.forget_gap();
+  }
+
+  // With overlap: the buckets due at one point, issued to the communication threads at now_;
+  // the executor's thread goes on at once.
+  void overlap_buckets(int after) {
+    for (const GradientBucket& b : p_.buckets_) {
+      if (b.reduce_after_layer != after) continue;
+      double start = now_;
+      for (int d : b.devices) start = std::max(start, comm_free_[static_cast<size_t>(d)]);
+      const double t = ring_time(b, start == now_);
+      rings_s_ += t;
+      for (int d : b.devices) comm_free_[static_cast<size_t>(d)] = start + t;
+    }
+  }
+
+  // A bucket's ring: its bytes as the cost model prices them and its 2(p-1) steps.
+  double ring_time(const GradientBucket& b, bool after_gap) {
+    double t = p_.cost_.ring_all_reduce_time({b.devices}, 4.0 * static_cast<double>(b.elements()));
+    for (size_t step = 0; step < 2 * (b.devices.size() - 1); ++step) t += clock_.ring_step(step == 0 && after_gap);
+    return t;
   }
 
   // One bucket's ring: its bytes as the cost model prices them, and 2(p-1) messages, a
@@ -152,8 +192,7 @@ class StepPricer::Walk {
       start = std::max(start, busy[static_cast<size_t>(d)]);
       first = first && busy[static_cast<size_t>(d)] == 0;
     }
-    double t = p_.cost_.ring_all_reduce_time({b.devices}, 4.0 * static_cast<double>(b.elements()));
-    for (size_t step = 0; step < 2 * (b.devices.size() - 1); ++step) t += clock_.ring_step(step == 0 && first);
+    const double t = ring_time(b, first);
     for (int d : b.devices) busy[static_cast<size_t>(d)] = start + t;
   }
 
@@ -165,6 +204,10 @@ class StepPricer::Walk {
   std::vector<double> forward_s_, transfer_s_, sync_s_;  // per layer
   std::vector<bool> computed_;                           // per device: whether it has computed since its last message
   double weight_sync_ = 0, loss_sync_ = 0;
+  double now_ = 0;                 // the executor's thread's time into the step
+  std::vector<double> comm_free_;  // with overlap, per device: when its communication thread is free
+  double rings_s_ = 0;             // with overlap: every ring's time
+  double weight_sync_hidden_ = 0;  // with overlap: the rings' time within the backward
 };
 
 StepPrediction StepPricer::Walk::result(const MeasuredSteps& measured) const {
@@ -181,6 +224,8 @@ StepPrediction StepPricer::Walk::result(const MeasuredSteps& measured) const {
   out.data_s = measured.data_s;
   out.step_s = out.compute_s + out.overhead_s + out.data_s + out.transfer_s + out.sync_s;
   out.weight_sync_s = weight_sync_;
+  out.weight_sync_hidden_s = weight_sync_hidden_;
+  out.overlap = p_.overlap_;
   out.loss_sync_s = loss_sync_;
   out.buckets = p_.buckets_.size();
   out.messages = clock_.messages();
@@ -188,11 +233,12 @@ StepPrediction StepPricer::Walk::result(const MeasuredSteps& measured) const {
 }
 
 StepPricer::StepPricer(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
-                       const LinkFigures& link)
+                       const LinkFigures& link, bool overlap)
     : graph_(graph),
       plan_(plan),
       device_count_(devices),
       link_(link),
+      overlap_(overlap),
       devices_(one_node_of(devices, link)),
       cost_(graph, devices_),
       buckets_(gradient_buckets(graph, plan, bucket_cap_elements(ExecutorOptions{}.gradient_bucket_bytes))),
@@ -212,8 +258,8 @@ StepPrediction StepPricer::price(const MeasuredSteps& measured) const {
 }
 
 StepPrediction predict_step(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
-                            const MeasuredSteps& measured, const LinkFigures& link) {
-  return StepPricer(graph, plan, devices, link).price(measured);
+                            const MeasuredSteps& measured, const LinkFigures& link, bool overlap) {
+  return StepPricer(graph, plan, devices, link, overlap).price(measured);
 }
 
 }  // namespace layerplan

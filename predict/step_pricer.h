@@ -29,8 +29,11 @@ struct LayerTraffic {
 class StepPricer {
  public:
   // `graph` and `plan` must outlive the pricer. Throws UsageError when `devices` or the
-  // link's bandwidth make no cluster.
-  StepPricer(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices, const LinkFigures& link);
+  // link's bandwidth make no cluster. `overlap`: the executor's ExecutorOptions::overlap
+  // (`train --overlap`): the buckets' rings run on each rank's communication thread while
+  // the backward goes on, and only what is left of them after it adds to the step.
+  StepPricer(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices, const LinkFigures& link,
+             bool overlap = false);
   StepPricer(const StepPricer&) = delete;  // cost_ refers to devices_
   StepPricer& operator=(const StepPricer&) = delete;
 
@@ -48,6 +51,7 @@ class StepPricer {
   const std::vector<Configuration>& plan_;
   int device_count_;
   LinkFigures link_;
+  bool overlap_;
   DeviceGraph devices_;
   CostModel cost_;
   std::vector<LayerTraffic> traffic_;    // per layer
@@ -58,6 +62,6 @@ class StepPricer {
 // The prediction of one step of `plan` on `devices` devices joined by `link`, with the
 // `measured` compute: StepPricer(graph, plan, devices, link).price(measured).
 StepPrediction predict_step(const ModelGraph& graph, const std::vector<Configuration>& plan, int devices,
-                            const MeasuredSteps& measured, const LinkFigures& link);
+                            const MeasuredSteps& measured, const LinkFigures& link, bool overlap = false);
 
 }  // namespace layerplan

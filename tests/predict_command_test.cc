@@ -90,6 +90,26 @@ TEST(PredictCommand, TheStepIsTheSumOfMeasuredComputeAndPricedCommunication) {
   EXPECT_EQ(p.at("model"), "lenet5");
 }
 
+// --overlap on (the default, as train's) and off: the JSON says which was priced, the
+// step is the sum of its terms either way, and LeNet-5's weights, one bucket due after the
+// whole backward, have nothing to hide.
+TEST(PredictCommand, OverlapSaysWhatItPriced) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2);
+  const nlohmann::json on = predict(plan, "1", "100", dir);
+  const nlohmann::json off =
+      predict_with(plan, {"--link-gbytes", "1", "--link-latency-us", "100", "--overlap", "off"}, dir);
+  EXPECT_EQ(on.at("overlap"), true);
+  EXPECT_EQ(off.at("overlap"), false);
+  for (const nlohmann::json* p : {&on, &off}) {
+    const double terms = p->at("compute_s").get<double>() + p->at("overhead_s").get<double>() +
+                         p->at("data_s").get<double>() + p->at("transfer_s").get<double>() +
+                         p->at("sync_s").get<double>();
+    EXPECT_NEAR(p->at("predicted_step_s").get<double>(), terms, 1e-12);
+    EXPECT_NEAR(p->at("weight_sync_hidden_s").get<double>(), 0, 1e-12);
+  }
+}
+
 TEST(PredictCommand, CommunicationFollowsTheLinkFigures) {
   ScratchDir dir;
   const fs::path plan = lenet_plan(dir, 2);
@@ -316,6 +336,7 @@ TEST(PredictCommand, BadInputIsOneLineAndExitTwo) {
       {with({"--plan", plan, "--link-gbytes", "0", "--link-latency-us", "10"}), "--link-gbytes 0"},
       {with({"--plan", plan, "--link-gbytes", "1", "--link-latency-us", "-1"}), "--link-latency-us -1"},
       {with({"--plan", plan, "--link-latency-us", "10"}), "--link-gbytes"},
+      {with({"--plan", plan, "--link-gbytes", "1", "--link-latency-us", "10", "--overlap", "maybe"}), "--overlap"},
       {with({"--plan", plan, "--link", (dir.path() / "no-link.json").string()}), "no-link.json"},
       {with({"--plan", plan, "--link", bad_link("not-json.json", "{ bandwidth")}), "not JSON"},
       {with({"--plan", plan, "--link", bad_link("no-bandwidth.json", R"({"latency_us": 5})")}), "bandwidth_gbytes"},

@@ -87,6 +87,41 @@ TEST(StepPricer, DataParallelSendsTheRingsAndTheLoss) {
   EXPECT_EQ(pricer.price(measured_for(graph)).step_s, p.step_s);
 }
 
+// With overlap (`train --overlap on`) the rings of the buckets issued during the backward
+// run beside it: the step is still the sum of its terms, the same messages are priced, the
+// weight gradients' exposed part shrinks by the part hidden, and the step is shorter than
+// the blocking one by at most the rings' time. AlexNet's fully connected weights fill
+// several buckets, issued as the backward reaches them.
+TEST(StepPricer, OverlapHidesTheRingsIssuedDuringTheBackward) {
+  const ModelGraph graph = build_zoo_model("alexnet", 4);
+  const std::vector<Configuration> plan = data_parallel(graph, 2);
+  const MeasuredSteps measured = measured_for(graph);
+  const StepPricer blocking(graph, plan, 2, constant_link(1, 1e-4));
+  const StepPricer overlapped(graph, plan, 2, constant_link(1, 1e-4), true);
+  ASSERT_GT(blocking.buckets().size(), 2u);
+  ASSERT_GE(blocking.buckets().front().reduce_after_layer, 0);  // issued during the backward
+  const StepPrediction off = blocking.price(measured), on = overlapped.price(measured);
+  EXPECT_FALSE(off.overlap);
+  EXPECT_TRUE(on.overlap);
+  EXPECT_EQ(off.weight_sync_hidden_s, 0);
+  EXPECT_GT(on.weight_sync_hidden_s, 0);
+  EXPECT_DOUBLE_EQ(on.step_s, on.compute_s + on.overhead_s + on.data_s + on.transfer_s + on.sync_s);
+  EXPECT_EQ(on.messages, off.messages);
+  EXPECT_LT(on.weight_sync_s, off.weight_sync_s);
+  EXPECT_LT(on.step_s, off.step_s);
+  EXPECT_GE(on.step_s, off.step_s - off.weight_sync_s - 1e-12);
+  EXPECT_DOUBLE_EQ(on.compute_s, off.compute_s);
+  EXPECT_DOUBLE_EQ(on.transfer_s, off.transfer_s);
+
+  // LeNet-5's weights fill one bucket, due after the whole backward: nothing to hide.
+  const ModelGraph lenet = build_zoo_model("lenet5", 32);
+  const std::vector<Configuration> lenet_plan = data_parallel(lenet, 2);
+  const StepPrediction a = predict_step(lenet, lenet_plan, 2, measured_for(lenet), constant_link(1, 1e-4));
+  const StepPrediction b = predict_step(lenet, lenet_plan, 2, measured_for(lenet), constant_link(1, 1e-4), true);
+  EXPECT_DOUBLE_EQ(b.step_s, a.step_s);
+  EXPECT_NEAR(b.weight_sync_hidden_s, 0, 1e-15);  // the rings less what is exposed, rounded
+}
+
 TEST(StepPricer, EveryMessageCostsTheLatencyOnce) {
   const ModelGraph graph = build_zoo_model("lenet5", 32);
   const std::vector<Configuration> plan = data_parallel(graph, 4);
