@@ -96,12 +96,16 @@ Executor::Executor(const ModelGraph& graph, std::vector<Configuration> plan, Ker
       tiles_[static_cast<size_t>(layer.id)].push_back(std::move(tile));
     }
   }
+  for (const Layer& layer : graph_.layers()) {
+    replica_groups_.push_back(layerplan::replica_groups(layer, plan_[static_cast<size_t>(layer.id)]));
+  }
+  set_up_buckets();
+}
+
+void Executor::set_up_buckets() {
   if (options_.gradient_bucket_bytes <= 0) {
     throw std::invalid_argument("executor: gradient_bucket_bytes " + std::to_string(options_.gradient_bucket_bytes) +
                                 ": expected a positive size");
-  }
-  for (const Layer& layer : graph_.layers()) {
-    replica_groups_.push_back(layerplan::replica_groups(layer, plan_[static_cast<size_t>(layer.id)]));
   }
   if (options_.overlap && !transport_.reduces_concurrently()) {
     throw std::invalid_argument(

@@ -186,6 +186,9 @@ class Executor {
   // Puts layer `id`'s weight gradients (one per held tile) into their buckets, updating
   // the shards of single replicas at once, and reduces the buckets due after this layer.
   void queue_gradients(int id, std::vector<LayerParams>& grads);
+  // Checks the bucket size (and overlap's transport), lays out the buckets and, with
+  // options_.overlap, starts the communication thread.
+  void set_up_buckets();
   // All-reduces bucket `b` and updates every held shard in it; with options_.overlap, posts
   // the all-reduce to the communication thread and leaves the update to finish_buckets.
   void reduce_bucket(int b);

@@ -28,6 +28,8 @@ class EmulatedDevicesTransport : public InProcessTransport {
   void all_reduce(const std::vector<int>& devices, const std::vector<std::vector<float>*>& buffers,
                   const std::vector<ReduceSegment>& segments) override;
   using InProcessTransport::all_reduce;  // doubles: on the host
+  // Moves and rings share one arena and stream state: not from two threads at once.
+  bool reduces_concurrently() const override { return false; }
 
  private:
   struct State;
