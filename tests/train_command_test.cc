@@ -264,6 +264,7 @@ TEST(TrainCommand, BadInputIsOneLineAndExit2WithNothingWritten) {
       {{"train", "--plan", two.string()}, "is for 2 devices, this run has 1 process"},
       {{"train", "--plan", one.string(), "--data", (dir.path() / "nosuch.safetensors").string()}, "nosuch.safetensors"},
       {{"train", "--plan", one.string(), "--shuffle", "maybe"}, "--shuffle: 'maybe': expected on or off"},
+      {{"train", "--plan", one.string(), "--overlap", "maybe"}, "--overlap: 'maybe': expected on or off"},
       {{"train", "--plan", one.string(), "--lr-schedule", "linear"},
        "--lr-schedule: 'linear': expected constant, cosine or step"},
       {{"train", "--plan", one.string(), "--kernels", "cuda"}, "--kernels: 'cuda': expected onednn or reference"},
