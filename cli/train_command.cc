@@ -159,6 +159,12 @@ void parse_betas(const std::string& text, TrainerOptions* o) {
 void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
   cmd.add_option("--log-every", o.log_every, "Print a progress line every this many steps")->capture_default_str();
   cmd.add_option("--log-json", o.log_json, "Write one JSON line per step to this file (rank 0)");
+  cmd.add_option("--log-csv", o.log_csv,
+                 "Write one CSV row per step (step, epoch, loss, lr, images/s) and per test evaluation to this file "
+                 "(rank 0)");
+  cmd.add_option("--tensorboard", o.tensorboard,
+                 "Write the steps and test evaluations as scalars to a new TensorBoard event file in this folder, "
+                 "made if missing (rank 0)");
   cmd.add_option("--profile", o.profile,
                  "Time every layer's compute and the communication of each rank after the first step, and write "
                  "them as JSON to this file (under launch: FILE.rankN)");

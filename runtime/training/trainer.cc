@@ -4,12 +4,12 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
 #include <utility>
 
 #include "common/error.h"
+#include "common/safe_write.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/executor/in_process_transport.h"
@@ -30,10 +30,6 @@ std::vector<Interval> positions_held(const Shape& input, const Configuration& in
     if (!launched || input_config.devices[t] == rank) positions.push_back(input_tiles[t].dim[0]);
   }
   return positions;
-}
-
-void write_json_line(NewFile* log, const nlohmann::json& line) {
-  if (log) log->write(line.dump() + "\n");
 }
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -162,13 +158,11 @@ void Trainer::check_outputs() const {
   }
   if (options_.profile) check_output_path(profile_file(*options_.profile, launched_, world_.rank), "--profile");
   if (options_.trace && world_.rank == 0) check_output_path(*options_.trace, "--trace");
-  if (options_.log_json && world_.rank == 0) check_output_path(*options_.log_json, "--log-json");
+  if (world_.rank == 0) check_training_log_paths(options_);
 }
 
 void Trainer::open_log() {
-  if (world_.rank != 0 || !options_.log_json) return;
-  log_ = std::make_unique<NewFile>(*options_.log_json, "--log-json");
-  log_->publish();
+  if (world_.rank == 0) logs_ = std::make_unique<TrainingLogs>(options_);
 }
 
 TrainingSummary Trainer::run() {
@@ -249,15 +243,15 @@ void Trainer::train_step(const EpochOrder& order, int64_t b, int epoch) {
   report_step(epoch, loss, lr, t0, Clock::now());
 }
 
-// The JSON line of every step (rank 0), and the observer's report every log_every steps,
+// The log records of every step (rank 0), and the observer's report every log_every steps,
 // the first and the last.
 void Trainer::report_step(int epoch, double loss, double lr, Clock::time_point t0, Clock::time_point t1) {
-  if (world_.rank == 0) {
-    write_json_line(log_.get(), {{"step", step_},
-                                 {"epoch", epoch + 1},
-                                 {"loss", loss},
-                                 {"lr", lr},
-                                 {"images_per_s", static_cast<double>(batch_) / seconds_between(t0, t1)}});
+  if (logs_) {
+    logs_->step({.step = step_,
+                 .epoch = epoch + 1,
+                 .loss = loss,
+                 .lr = lr,
+                 .images_per_s = static_cast<double>(batch_) / seconds_between(t0, t1)});
   }
   if (step_ % options_.log_every != 0 && step_ != first_step_ + 1 && step_ != total_) return;
   const double elapsed = seconds_between(start_, t1);
@@ -326,12 +320,7 @@ void Trainer::evaluate(int epoch) {
                               .images = batches * batch_,
                               .loss = loss / static_cast<double>(batches)};
   if (options_.observer) options_.observer->evaluated(result);
-  if (world_.rank == 0) {
-    write_json_line(log_.get(), {{"step", result.step},
-                                 {"epoch", result.epoch},
-                                 {"test_accuracy", result.accuracy},
-                                 {"test_loss", result.loss}});
-  }
+  if (logs_) logs_->evaluated(result);
 }
 
 TrainingSummary Trainer::summary(double elapsed_s) const {

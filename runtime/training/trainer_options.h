@@ -127,6 +127,12 @@ struct TrainerOptions {
   // The file is created fresh at the start (a new file renamed onto the name, which a
   // symbolic link there refuses: common/safe_write.h) and then grows line by line.
   std::optional<std::string> log_json;
+  // The same records as CSV rows under a header (step, epoch, loss, lr, images_per_s, then
+  // test_loss and test_accuracy for an evaluation), created and grown as log_json is.
+  std::optional<std::string> log_csv;
+  // A folder (made when missing) where rank 0 writes a new TensorBoard event file of the
+  // same records, as scalars tagged train/... and test/... (training_logs.h).
+  std::optional<std::string> tensorboard;
   // Told of the start, the progress, each test evaluation and the end, on every rank; it
   // decides what to print and where. Null: nobody is told. Must outlive the Trainer.
   TrainingObserver* observer = nullptr;
