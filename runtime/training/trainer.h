@@ -60,7 +60,7 @@ class Trainer {
   void check_outputs() const;
   void open_log();
   void train_epoch(int epoch);
-  void train_step(const EpochOrder& order, int64_t b, int epoch);
+  void train_step(const GlobalBatch& batch, int epoch);
   void report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1);
   void find_newest_checkpoint();
   bool stop_agreed();
