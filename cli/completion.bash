@@ -23,7 +23,7 @@ declare -gA _layerplan_values=(
   [plan:--sync]="ring ps" [plan:--overlap]="on off" [plan:--mode]="auto layerwise data model owt"
   [report:--sync]="ring ps"
   [launch:--backend]="cpu gpu"
-  [train:--data]="synthetic fashion-mnist @files" [train:--lr-schedule]="constant cosine"
+  [train:--data]="synthetic fashion-mnist imagefolder: @files" [train:--val-data]="imagefolder: @files" [train:--lr-schedule]="constant cosine"
   [train:--shuffle]="on off" [train:--kernels]="onednn reference" [train:--backend]="cpu gpu"
   [train:--precision]="fp32 tf32 bf16"
   [predict:--kernels]="onednn reference"

@@ -333,13 +333,10 @@ void Trainer::evaluate(int epoch) {
       .validation = !options_.val_data.empty()};
   if (options_.observer) options_.observer->evaluated(result);
   if (world_.rank == 0) {
-    write_json_line(log_.get(), {{"step", result.step},
-                                 {"epoch", result.epoch},
-                                 {"test_accuracy", result.accuracy},
-                                 {"test_loss", result.loss}});
-    if (result.top5_accuracy >= 0)
-      write_json_line(log_.get(),
-                      {{"step", result.step}, {"epoch", result.epoch}, {"test_top5_accuracy", result.top5_accuracy}});
+    nlohmann::json line = {
+        {"step", result.step}, {"epoch", result.epoch}, {"test_accuracy", result.accuracy}, {"test_loss", result.loss}};
+    if (result.top5_accuracy >= 0) line["test_top5_accuracy"] = result.top5_accuracy;
+    write_json_line(log_.get(), line);
   }
 }
 
