@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<uint8_t>> files;
   std::mt19937 noise(1);
   for (int f = 0; f < 16; ++f) {
-    std::vector<uint8_t> rgb(500 * 375 * 3);
+    std::vector<uint8_t> rgb(size_t{500} * 375 * 3);
     for (int y = 0; y < 375; ++y) {
       for (int x = 0; x < 500; ++x) {
         for (int c = 0; c < 3; ++c) {
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   for (const auto& f : files) bytes += f.size();
   std::printf("16 JPEGs of 500x375, %.0f KB each on average, to 224x224x3\n", static_cast<double>(bytes) / 16 / 1024);
   const Normalization norm = imagenet_normalization(3);
-  std::vector<float> out(3 * 224 * 224);
+  std::vector<float> out(size_t{3} * 224 * 224);
   for (const bool train : {true, false}) {
     std::mt19937_64 rng(7);
     int64_t images = 0;

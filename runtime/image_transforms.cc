@@ -27,9 +27,9 @@ Taps taps(int in_size, int out_size, int out_first, int out_count) {
   t.weight.assign(t.first.size() * static_cast<size_t>(t.stride), 0.0f);
   for (int i = 0; i < out_count; ++i) {
     const double center = (out_first + i + 0.5) * scale;
-    // Truncation towards zero, as PIL's (int) casts.
-    const int lo = std::max(static_cast<int>(center - support + 0.5), 0);
-    const int hi = std::min(static_cast<int>(center + support + 0.5), in_size);
+    // Truncation towards zero, as PIL's (int) casts: not rounding (lo of -0.4 is 0).
+    const int lo = std::max(static_cast<int>(std::trunc(center - support + 0.5)), 0);
+    const int hi = std::min(static_cast<int>(std::trunc(center + support + 0.5)), in_size);
     double sum = 0;
     std::vector<double> w(static_cast<size_t>(hi - lo));
     for (int x = lo; x < hi; ++x) {

@@ -5,6 +5,7 @@
 // writes the first TRAIN training images to OUT/train/CLASS/ and the first VAL test images
 // to OUT/val/CLASS/, named by their index, PNG and JPEG by turns. The class folders carry
 // the dataset's class names, whose sorted order is not the label order.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -28,7 +29,7 @@ void write_split(const std::string& images, const std::string& labels, int64_t c
   for (int64_t i = 0; i < count; ++i) {
     std::vector<uint8_t> pixels(static_cast<size_t>(h * w));
     for (size_t p = 0; p < pixels.size(); ++p) {
-      pixels[p] = static_cast<uint8_t>(batch.images[static_cast<size_t>(i * h * w) + p] * 255.0f + 0.5f);
+      pixels[p] = static_cast<uint8_t>(std::lround(batch.images[static_cast<size_t>(i * h * w) + p] * 255.0f));
     }
     char name[32];
     const bool png = i % 2 == 0;
