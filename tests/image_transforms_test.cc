@@ -79,6 +79,24 @@ TEST(ImageTransforms, EvalGeometryIsTorchvisionsResizeAndCenterCrop) {
   EXPECT_EQ(p.left, 2);  // (37 - 32) / 2 = 2.5 -> 2
 }
 
+TEST(ImageTransforms, AWindowOfAResizeIsThatPartOfTheWholeResize) {
+  // Evaluation resizes 28 x 21 to 49 x 37 and keeps the 32 x 32 window at (8, 2): the same
+  // pixels as resizing whole and cropping afterwards (torchvision's order).
+  std::vector<uint8_t> pixels(28 * 21);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>((i * 37) % 251);
+  const DecodedImage src = gray(21, 28, pixels);
+  std::vector<float> whole(49 * 37), window(32 * 32), eval(32 * 32);
+  resample_to_planes(src, {0, 0, 28, 21}, {49, 37, 0, 0, 49, 37}, false, kUnit, whole.data());
+  resample_to_planes(src, {0, 0, 28, 21}, {49, 37, 8, 2, 32, 32}, false, kUnit, window.data());
+  eval_transform(src, 32, 32, kUnit, eval.data());
+  for (int y = 0; y < 32; ++y) {
+    for (int x = 0; x < 32; ++x) {
+      ASSERT_FLOAT_EQ(window[static_cast<size_t>(y * 32 + x)], whole[static_cast<size_t>((y + 8) * 37 + x + 2)]);
+    }
+  }
+  EXPECT_EQ(eval, window);
+}
+
 TEST(ImageTransforms, RandomCropsKeepTorchvisionsAreaAndRatioRanges) {
   std::mt19937_64 rng(7);
   int fallbacks = 0;
