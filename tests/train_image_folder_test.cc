@@ -119,6 +119,14 @@ TEST(TrainImageFolder, BadImagesAreSkippedWithAWarningOrStopUnderStrictData) {
   const Outcome s = run(strict);
   EXPECT_EQ(s.exit_code, 2) << describe(s);
   EXPECT_THAT(s.err, HasSubstr(bad.string()));
+  // On 2 ranks only the rank that decodes the file sees it; both exit 2 all the same.
+  const fs::path two = lenet_plan(dir, 2, 16);
+  std::vector<std::string> launched = {"launch", "--nproc", "2", "--", kBinary};
+  launched.insert(launched.end(), strict.begin(), strict.end());
+  launched[7] = two.string();  // --plan's value
+  const Outcome l = run(launched);
+  EXPECT_EQ(l.exit_code, 2) << describe(l);
+  EXPECT_THAT(l.out + l.err, HasSubstr(bad.string()));
 }
 
 TEST(TrainImageFolder, MissingAndEmptyFoldersExitTwoNamingThePath) {

@@ -223,7 +223,7 @@ void Trainer::train_epoch(int epoch) {
   BatchPrefetcher batches(*data_.train, order, epoch, first, last, input_, needed_,
                           {.threads = options_.loader_threads, .depth = options_.prefetch});
   for (int64_t b = first; b < last; ++b) {
-    train_step(batches.next(), epoch);
+    train_step(next_batch(batches), epoch);
     if (stop_agreed()) return;
     // Saving and evaluating do not count in images/s and ETA.
     const auto pause = Clock::now();
@@ -234,6 +234,29 @@ void Trainer::train_epoch(int epoch) {
     start_ += Clock::now() - pause;
     interval_start_ += Clock::now() - pause;
   }
+}
+
+// The next batch. Under --strict-data on several ranks, only the rank that decodes a bad
+// image sees it: the ranks first agree whether any failed (one small all-reduce a batch), so
+// that every rank stops with exit 2 rather than the others with a broken connection.
+GlobalBatch Trainer::next_batch(BatchPrefetcher& batches) {
+  if (!launched_ || !options_.strict_data) return batches.next();
+  GlobalBatch batch;
+  std::string error;
+  try {
+    batch = batches.next();
+  } catch (const UsageError& e) {
+    error = e.what();
+  }
+  float failed = error.empty() ? 0.0F : 1.0F;
+  comm_->all_reduce_sum(&failed, 1);
+  if (!error.empty()) throw UsageError(error);
+  if (failed > 0) {
+    throw UsageError(
+        "--strict-data: another rank stopped at an image that cannot be decoded (its message names "
+        "the file)");
+  }
+  return batch;
 }
 
 void Trainer::train_step(const GlobalBatch& gb, int epoch) {
@@ -312,7 +335,7 @@ void Trainer::evaluate(int epoch) {
   double loss = 0;
   int64_t correct = 0, correct_top5 = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    const GlobalBatch gb = prefetched.next();
+    const GlobalBatch gb = next_batch(prefetched);
     const Executor::Evaluation e = executor_->evaluate(gb.images, gb.labels);
     loss += e.loss;
     correct += e.correct;

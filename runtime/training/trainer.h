@@ -27,6 +27,8 @@
 
 namespace layerplan {
 
+class BatchPrefetcher;
+
 class Trainer {
  public:
   // `plan` holds one configuration per layer of `graph`, whose input layer's batch is the
@@ -61,6 +63,7 @@ class Trainer {
   void open_log();
   void train_epoch(int epoch);
   void train_step(const GlobalBatch& batch, int epoch);
+  GlobalBatch next_batch(BatchPrefetcher& batches);
   void report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1);
   void find_newest_checkpoint();
   bool stop_agreed();
