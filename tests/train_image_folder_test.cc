@@ -16,6 +16,7 @@ namespace {
 
 using namespace testing_cli;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // OUT/train and OUT/val: the first `train` training and `val` test images of Fashion-MNIST.
 void write_folders(const fs::path& out, int train, int val) {
@@ -127,6 +128,31 @@ TEST(TrainImageFolder, BadImagesAreSkippedWithAWarningOrStopUnderStrictData) {
   const Outcome l = run(launched);
   EXPECT_EQ(l.exit_code, 2) << describe(l);
   EXPECT_THAT(l.out + l.err, HasSubstr(bad.string()));
+}
+
+TEST(TrainImageFolder, TopFiveAccuracyOnlyFromFiveClassesOfTheValidationFolder) {
+  ScratchDir dir;
+  write_folders(dir.path(), 200, 200);
+  const fs::path one = lenet_plan(dir, 1, 16);
+  const std::vector<std::string> args = {"train",
+                                         "--plan",
+                                         one.string(),
+                                         "--data",
+                                         "imagefolder:" + (dir.path() / "train").string(),
+                                         "--val-data",
+                                         "imagefolder:" + (dir.path() / "val").string()};
+  Outcome r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("top-5 accuracy"));
+  // 4 class folders left (LeNet-5 has 10 outputs): top-5 would say little, and is left out.
+  for (const char* split : {"train", "val"}) {
+    for (const char* c : {"Bag", "Coat", "Dress", "Pullover", "Sandal", "Shirt"})
+      fs::remove_all(dir.path() / split / c);
+  }
+  r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_THAT(r.out, HasSubstr("validation accuracy"));
+  EXPECT_THAT(r.out, Not(HasSubstr("top-5")));
 }
 
 TEST(TrainImageFolder, MissingAndEmptyFoldersExitTwoNamingThePath) {

@@ -208,7 +208,8 @@ TrainingData load_image_folder(const std::string& spec, const Shape& input, int6
 // --val-data: an image folder (whose classes must be the training folder's, when that is one
 // too) or a safetensors file.
 std::unique_ptr<SampleSource> load_val_split(const std::string& spec, const std::string& train_spec, const Shape& input,
-                                             int64_t classes, const DataOptions& options, std::string& description) {
+                                             int64_t classes, const DataOptions& options, std::string& description,
+                                             int64_t& val_classes) {
   if (!is_image_folder(spec)) {
     const Split split = safetensors_split(spec);
     const int64_t pad = fit(split.shape, input, "dataset '" + spec + "'", false);
@@ -222,6 +223,7 @@ std::unique_ptr<SampleSource> load_val_split(const std::string& spec, const std:
                                                  train_spec + " (the labels would not match)");
   }
   description = "validation " + image_folder_description(folder);
+  val_classes = static_cast<int64_t>(folder.classes.size());
   return image_folder_source(std::move(folder), input,
                              {.augment = false, .seed = options.seed, .strict = options.strict});
 }
@@ -249,7 +251,7 @@ TrainingData load_training_data(const std::string& spec, const Shape& input, int
   }
   if (!options.val_data.empty()) {
     std::string description;
-    data.test = load_val_split(options.val_data, spec, input, classes, options, description);
+    data.test = load_val_split(options.val_data, spec, input, classes, options, description, data.test_classes);
     require(data.test->samples() >= batch, "--val-data " + options.val_data + " has " +
                                                std::to_string(data.test->samples()) +
                                                " samples, fewer than one batch of " + std::to_string(batch));

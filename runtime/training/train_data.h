@@ -39,6 +39,9 @@ struct TrainingData {
   std::unique_ptr<SampleSource> train;
   std::unique_ptr<SampleSource> test;  // null when the data has no test split
   std::string description;             // one line for the log
+  // The classes the test split can have: an image folder's class folders; 0 when only the
+  // model says (its number of classes). Top-5 accuracy is reported from 5 on.
+  int64_t test_classes = 0;
 };
 
 struct DataOptions {

@@ -341,7 +341,8 @@ void Trainer::evaluate(int epoch) {
     correct += e.correct;
     correct_top5 += e.correct_top5;
   }
-  const int64_t classes = graph_.layer(graph_.size() - 1).output.c();
+  const int64_t model_classes = graph_.layer(graph_.size() - 1).output.c();
+  const int64_t classes = data_.test_classes > 0 ? std::min(data_.test_classes, model_classes) : model_classes;
   if (batches == 0) return;
   const TestEvaluation result{
       .step = step_,
