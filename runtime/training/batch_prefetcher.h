@@ -18,7 +18,7 @@ namespace layerplan {
 
 struct PrefetchOptions {
   int threads = 2;  // 0: each batch is assembled when next() asks for it, on the caller's thread
-  int depth = 4;    // batches assembled or being assembled ahead of the one taken
+  int depth = 2;    // batches assembled or being assembled ahead of the one taken
 };
 
 class BatchPrefetcher {

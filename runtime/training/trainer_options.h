@@ -35,9 +35,10 @@ struct TrainerOptions {
   // (RandomResizedCrop's scale, (crop_scale, 1)); torchvision's default 0.08.
   double crop_scale = 0.08;
   // Loader threads per process that assemble (and for image folders decode) the next
-  // `prefetch` batches while a step computes; 0: each batch when its step starts.
+  // `prefetch` batches while a step computes; 0: each batch when its step starts. Each
+  // batch ahead holds a tensor of the whole global batch (its memory against the overlap).
   int loader_threads = 2;
-  int prefetch = 4;
+  int prefetch = 2;
 
   // The run's length: `epochs` passes over the training split (default 1), cut short at
   // `steps` global batches when both are set; `steps` alone sets the length whatever the
