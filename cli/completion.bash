@@ -10,8 +10,8 @@
 
 # Flags whose value is a file (in every command that has them), and those whose value is a folder.
 declare -g _layerplan_file_flags=" -o --output --json --cluster --config --topology-xml --report --trace
-  --profile-db --profile-db-out --plan --log-json --profile --save --resume --init-from --link --measured "
-declare -g _layerplan_dir_flags=" --model-path "
+  --profile-db --profile-db-out --plan --log-json --log-csv --profile --save --resume --init-from --link --measured "
+declare -g _layerplan_dir_flags=" --model-path --tensorboard "
 # The words a flag takes, by COMMAND:FLAG. @models and @gpus: the names layerplan lists;
 # @files: file names as well.
 declare -gA _layerplan_values=(
@@ -23,7 +23,9 @@ declare -gA _layerplan_values=(
   [plan:--sync]="ring ps" [plan:--overlap]="on off" [plan:--mode]="auto layerwise data model owt"
   [report:--sync]="ring ps"
   [launch:--backend]="cpu gpu"
-  [train:--data]="synthetic fashion-mnist imagefolder: @files" [train:--val-data]="imagefolder: @files" [train:--lr-schedule]="constant cosine"
+  [train:--data]="synthetic fashion-mnist imagefolder: @files" [train:--val-data]="imagefolder: @files"
+  [train:--lr-schedule]="constant cosine step"
+  [train:--optimizer]="sgd adamw"
   [train:--shuffle]="on off" [train:--kernels]="onednn reference" [train:--backend]="cpu gpu"
   [train:--precision]="fp32 tf32 bf16"
   [predict:--kernels]="onednn reference"

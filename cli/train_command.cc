@@ -6,6 +6,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "cli/gpu_requirements.h"
 #include "cli/kernels_option.h"
@@ -110,19 +112,63 @@ class ProgressPrinter : public TrainingObserver {
   bool launched_;
 };
 
-const OptionWords<LrSchedule> kLrSchedules = {{"constant", LrSchedule::kConstant}, {"cosine", LrSchedule::kCosine}};
+const OptionWords<LrSchedule> kLrSchedules = {
+    {"constant", LrSchedule::kConstant}, {"cosine", LrSchedule::kCosine}, {"step", LrSchedule::kStep}};
+const OptionWords<Optimizer> kOptimizers = {{"sgd", Optimizer::kSgd}, {"adamw", Optimizer::kAdamW}};
 const OptionWords<bool> kOnOff = {{"on", true}, {"off", false}};
-void add_optimizer_flags(CLI::App& cmd, TrainerOptions& o) {
-  cmd.add_option("--lr", o.lr, "SGD learning rate")->capture_default_str();
+void add_optimizer_flags(CLI::App& cmd, TrainCommandArgs& args) {
+  TrainerOptions& o = args.trainer;
+  add_word_option(&cmd, "--optimizer", o.optimizer, kOptimizers,
+                  "sgd (torch.optim.SGD) or adamw (torch.optim.AdamW, weight decay decoupled)");
+  cmd.add_option("--lr", o.lr, "Learning rate (the peak of a schedule)")->capture_default_str();
+  cmd.add_option("--warmup-steps", o.warmup_steps,
+                 "Linear warm-up: step s < N has the rate --lr * (s+1)/(N+1), then --lr-schedule starts")
+      ->capture_default_str();
   add_word_option(&cmd, "--lr-schedule", o.lr_schedule, kLrSchedules,
-                  "constant, or cosine: the rate falls from --lr to 0 along a half cosine over the run's steps");
+                  "constant; cosine: the rate falls from --lr to 0 along a half cosine over the steps after the "
+                  "warm-up; step: times --lr-gamma every --lr-step-every steps");
+  cmd.add_option("--lr-step-every", o.lr_step_every, "With --lr-schedule step: steps between the rate's cuts");
+  cmd.add_option("--lr-gamma", o.lr_gamma, "With --lr-schedule step: the factor of each cut")->capture_default_str();
   cmd.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  cmd.add_option("--weight-decay", o.weight_decay, "SGD weight decay")->capture_default_str();
+  cmd.add_flag("--nesterov", o.nesterov, "SGD with Nesterov momentum (needs --momentum above 0)");
+  cmd.add_option("--weight-decay", o.weight_decay, "Weight decay (AdamW's decoupled)")->capture_default_str();
+  cmd.add_flag("--no-decay-bn-bias", args.no_decay_bn_bias,
+               "No weight decay on biases and batch-norm weights (only on convolution and fully connected weights)");
+  cmd.add_option("--betas", args.betas, "AdamW's B1,B2: decay rates of the gradient's mean and square (0.9,0.999)");
+  cmd.add_option("--eps", o.eps, "AdamW's term added to the denominator")->capture_default_str();
+  cmd.add_option("--clip-grad-norm", o.clip_grad_norm,
+                 "Scale the gradients of all parameters together down to this 2-norm when longer, as "
+                 "torch.nn.utils.clip_grad_norm_ (0: no clipping)")
+      ->capture_default_str();
+  cmd.add_option("--label-smoothing", o.label_smoothing,
+                 "The training loss's label smoothing, as torch.nn.CrossEntropyLoss(label_smoothing=)")
+      ->capture_default_str();
+}
+
+// --betas B1,B2: two numbers, which check_optimizer_options bounds.
+void parse_betas(const std::string& text, TrainerOptions* o) {
+  const size_t comma = text.find(',');
+  size_t used1 = 0, used2 = 0;
+  try {
+    if (comma == std::string::npos) throw std::invalid_argument("no comma");
+    const std::string first = text.substr(0, comma), second = text.substr(comma + 1);
+    o->beta1 = std::stod(first, &used1);
+    o->beta2 = std::stod(second, &used2);
+    if (used1 != first.size() || used2 != second.size()) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw UsageError("--betas '" + text + "': expected two numbers B1,B2 such as 0.9,0.999");
+  }
 }
 
 void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
   cmd.add_option("--log-every", o.log_every, "Print a progress line every this many steps")->capture_default_str();
   cmd.add_option("--log-json", o.log_json, "Write one JSON line per step to this file (rank 0)");
+  cmd.add_option("--log-csv", o.log_csv,
+                 "Write one CSV row per step (step, epoch, loss, lr, images/s) and per test evaluation to this file "
+                 "(rank 0)");
+  cmd.add_option("--tensorboard", o.tensorboard,
+                 "Write the steps and test evaluations as scalars to a new TensorBoard event file in this folder, "
+                 "made if missing (rank 0)");
   cmd.add_option("--profile", o.profile,
                  "Time every layer's compute and the communication of each rank after the first step, and write "
                  "them as JSON to this file (under launch: FILE.rankN)");
@@ -131,14 +177,15 @@ void add_output_flags(CLI::App& cmd, TrainerOptions& o) {
                  "(under launch rank 0 merges the ranks' parts; docs/report.md)");
   cmd.add_option("--save", o.save,
                  "Write the weights (safetensors, torchvision's names) here at the end, every --save-every steps and "
-                 "when stopped by SIGTERM or SIGUSR1; the momentum goes beside it (NAME.optimizer.safetensors)");
+                 "when stopped by SIGTERM or SIGUSR1; the optimizer state goes beside it (NAME.optimizer.safetensors)");
   cmd.add_option("--save-dir", o.save_dir,
                  "Instead of --save: each checkpoint a new folder DIR/step-NNNNNNNN, put in place whole");
   cmd.add_option("--keep", o.keep, "With --save-dir: keep the newest K checkpoints")->capture_default_str();
   cmd.add_option("--save-every", o.save_every, "Steps between checkpoints (0: only at the end)")->capture_default_str();
-  cmd.add_option("--resume", o.resume,
-                 "Continue the run a checkpoint saved (weights, momentum, step), or 'auto': the newest whole one in "
-                 "--save-dir (none: start at step 0; one at the run's end: exit 0)");
+  cmd.add_option(
+      "--resume", o.resume,
+      "Continue the run a checkpoint saved (weights, optimizer state, step), or 'auto': the newest whole one in "
+      "--save-dir (none: start at step 0; one at the run's end: exit 0)");
   cmd.add_option("--init-from", o.init_from, "Start from the weights of this safetensors or ONNX file");
 }
 
@@ -167,7 +214,7 @@ void add_train_command(CLI::App& cmd, TrainCommandArgs& args) {
   cmd.add_option("--prefetch", o.prefetch, "Batches the loader threads prepare ahead")->capture_default_str();
   cmd.add_option("--steps", o.steps, "Stop after this many steps (global batches)");
   cmd.add_option("--epochs", o.epochs, "Passes over the training set (default 1)");
-  add_optimizer_flags(cmd, o);
+  add_optimizer_flags(cmd, args);
   cmd.add_flag("--normalize", o.normalize,
                "Standardise each image channel with the training split's mean and standard deviation");
   add_word_option(&cmd, "--shuffle", o.shuffle, kOnOff, "on or off: a seeded shuffle each epoch");
@@ -210,6 +257,8 @@ int run_train_command(const TrainCommandArgs& args) {
 
   ProgressPrinter printer(file, world.rank, launched);
   TrainerOptions options = args.trainer;
+  if (args.betas) parse_betas(*args.betas, &options);
+  if (args.no_decay_bn_bias) options.decay_bn_bias = false;
   options.stop_signal = install_stop_signal_handlers();
   // An srun task takes its share of the node's CPUs, as `layerplan launch` gives each rank.
   if (under_srun) {

@@ -19,7 +19,9 @@ struct TrainCommandArgs {
   std::vector<std::string> model_path;
   std::optional<Backend> backend;  // default: $LAYERPLAN_BACKEND, else cpu
   Precision precision = Precision::kFp32;
-  TrainerOptions trainer;  // every other flag (its observer is set by run_train_command)
+  std::optional<std::string> betas;  // --betas B1,B2: AdamW's beta1 and beta2
+  bool no_decay_bn_bias = false;     // clears trainer.decay_bn_bias
+  TrainerOptions trainer;            // every other flag (its observer is set by run_train_command)
 };
 
 // Adds the flags of `layerplan train` to its subcommand `cmd`.

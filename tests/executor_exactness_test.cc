@@ -81,6 +81,35 @@ TEST(ExecutorExactness, CeilModeAndExcludedPaddingPoolsOn4Devices) {
   expect_all_plans_match_one_device(graph, 4);
 }
 
+// AdamW and Nesterov SGD, each with clipping by the global norm (which must count every
+// shard once and agree across tiles), label smoothing and no decay on biases and batch norm:
+// every plan trains the numbers of one device.
+TEST(ExecutorExactness, OptimizerSettingsOn4Devices) {
+  ExecutorOptions adamw;
+  adamw.optimizer = OptimizerKind::kAdamW;
+  adamw.adamw = {.lr = 0.002, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.05};
+  ExecutorOptions nesterov;
+  nesterov.sgd = test_sgd();
+  nesterov.sgd.nesterov = true;
+  for (ExecutorOptions options : {adamw, nesterov}) {
+    options.clip_grad_norm = 0.5;
+    options.label_smoothing = 0.1;
+    options.decay_bn_bias = false;
+    for (const ModelGraph& graph : {lenet5(4), residual_inception_net()}) {
+      const TrainResult want = train_with(graph, single_device_plan(graph), kSteps, options);
+      ASSERT_GT(std::abs(want.losses.front() - want.losses.back()), 1e-3) << graph.name();
+      // Clipping is in force: without it the run differs.
+      ExecutorOptions unclipped = options;
+      unclipped.clip_grad_norm = 0;
+      EXPECT_GT(max_difference(train_with(graph, single_device_plan(graph), kSteps, unclipped), want), kTolerance);
+      for (const NamedPlan& plan : plans_to_test(graph, 4, 8, 404u)) {
+        EXPECT_LE(max_difference(train_with(graph, plan.configs, kSteps, options), want), kTolerance)
+            << graph.name() << ", " << plan.name;
+      }
+    }
+  }
+}
+
 // The comparison can fail: a slightly different learning rate is caught.
 TEST(ExecutorExactness, ToleranceCatchesADifferentLearningRate) {
   const ModelGraph graph = lenet5(4);

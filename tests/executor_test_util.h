@@ -118,18 +118,14 @@ struct TrainResult {
   TrafficCounts traffic;
 };
 
-// Trains `plan` for `steps` SGD steps in one process, with the reference kernels unless
-// `backend` says "onednn", reducing weight gradients in buckets of `bucket_bytes`.
-inline TrainResult train(const ModelGraph& graph, const std::vector<Configuration>& plan, int steps,
-                         const SgdOptions& sgd = test_sgd(), std::string_view backend = "reference",
-                         int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes) {
+// Trains `plan` for `steps` steps in one process with `options` (optimizer, clipping,
+// label smoothing, bucket size), with the reference kernels unless `backend` says "onednn".
+inline TrainResult train_with(const ModelGraph& graph, const std::vector<Configuration>& plan, int steps,
+                              const ExecutorOptions& options, std::string_view backend = "reference") {
   static const auto reference = make_kernels("reference");
   static const auto onednn = make_kernels("onednn", 1);
   Kernels* kernels = backend == "onednn" ? onednn.get() : reference.get();
   InProcessTransport transport;
-  ExecutorOptions options;
-  options.sgd = sgd;
-  options.gradient_bucket_bytes = bucket_bytes;
   Executor executor(graph, plan, *kernels, transport, options);
   TrainResult r;
   for (const Batch& b : test_batches(graph, steps)) r.losses.push_back(executor.step(b.images, b.labels));
@@ -138,6 +134,17 @@ inline TrainResult train(const ModelGraph& graph, const std::vector<Configuratio
   }
   r.traffic = transport.counts();
   return r;
+}
+
+// Trains `plan` for `steps` SGD steps in one process, with the reference kernels unless
+// `backend` says "onednn", reducing weight gradients in buckets of `bucket_bytes`.
+inline TrainResult train(const ModelGraph& graph, const std::vector<Configuration>& plan, int steps,
+                         const SgdOptions& sgd = test_sgd(), std::string_view backend = "reference",
+                         int64_t bucket_bytes = ExecutorOptions{}.gradient_bucket_bytes) {
+  ExecutorOptions options;
+  options.sgd = sgd;
+  options.gradient_bucket_bytes = bucket_bytes;
+  return train_with(graph, plan, steps, options, backend);
 }
 
 // The largest relative difference between two runs: per-step losses, and every

@@ -239,6 +239,10 @@ class CliWriters : public ::testing::Test {
          [=](const std::string& out) {
            return with(train, {"--log-json", out});
          }},
+        {"train --log-csv",
+         [=](const std::string& out) {
+           return with(train, {"--log-csv", out});
+         }},
         {"train --save",
          [=](const std::string& out) {
            return with(train, {"--save", out});

@@ -17,6 +17,7 @@
 
 #include "common/error.h"
 #include "model/zoo.h"
+#include "runtime/safetensors.h"
 #include "runtime/training/trainer.h"
 #include "tests/scratch_dir.h"
 
@@ -244,6 +245,67 @@ TEST(Trainer, ResumeAutoWithAnEmptyFolderStartsAtStepZero) {
   EXPECT_EQ(recorder.start.first_step, 0);
   EXPECT_THAT(recorder.start.note, testing::HasSubstr("no checkpoint in " + dir.file("new-folder")));
   EXPECT_TRUE(std::filesystem::exists(dir.file("new-folder/step-00000002/model.safetensors")));
+}
+
+// AdamW's moments and step go into the optimizer file and come back with --resume: three
+// steps, saved, then three more train the losses of six straight steps. SGD refuses to
+// resume that state.
+TEST(Trainer, AdamWStateIsSavedAndResumed) {
+  ScratchDir dir;
+  const ModelGraph graph = build_zoo_model("lenet5", 8);
+  TrainerOptions base;
+  base.optimizer = Optimizer::kAdamW;
+  base.lr = 0.002;
+  base.weight_decay = 0.05;
+  base.beta2 = 0.99;
+  base.warmup_steps = 2;
+  base.clip_grad_norm = 1;
+  base.label_smoothing = 0.1;
+  base.decay_bn_bias = false;
+  base.log_every = 1;
+  base.kernels = KernelBackend::kReference;
+
+  Recorder straight;
+  TrainerOptions options = base;
+  options.steps = 6;
+  options.observer = &straight;
+  Trainer(graph, one_device(graph), options).run();
+
+  Recorder first, second;
+  options = base;
+  options.steps = 3;
+  options.save = dir.file("run.safetensors");
+  options.observer = &first;
+  Trainer(graph, one_device(graph), options).run();
+  const safetensors::Reader state(dir.file("run.optimizer.safetensors"));
+  EXPECT_EQ(state.tensors().count("exp_avg.conv1.weight"), 1U);
+  EXPECT_EQ(state.tensors().count("exp_avg_sq.conv1.weight"), 1U);
+  EXPECT_EQ(state.tensors().count("momentum_buffer.conv1.weight"), 0U);
+  EXPECT_EQ(state.metadata().at("step"), "3");
+
+  options = base;
+  options.steps = 6;
+  options.resume = dir.file("run.safetensors");
+  options.observer = &second;
+  Trainer(graph, one_device(graph), options).run();
+  std::vector<double> joined = losses_of(first), tail = losses_of(second);
+  joined.insert(joined.end(), tail.begin(), tail.end());
+  const std::vector<double> expected = losses_of(straight);
+  ASSERT_EQ(joined.size(), expected.size());
+  for (size_t i = 0; i < joined.size(); ++i) EXPECT_NEAR(joined[i], expected[i], 1e-6 * std::abs(expected[i])) << i;
+  for (size_t i = 0; i < straight.steps.size(); ++i) {
+    EXPECT_DOUBLE_EQ(straight.steps[i].lr, learning_rate_at(base, static_cast<int64_t>(i), 6)) << i;
+  }
+  EXPECT_NEAR(straight.steps[0].lr, 0.002 / 3, 1e-15);
+
+  options.optimizer = Optimizer::kSgd;
+  options.observer = nullptr;
+  try {
+    Trainer(graph, one_device(graph), options);
+    ADD_FAILURE() << "SGD resumed AdamW's state";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("holds AdamW state"));
+  }
 }
 
 TEST(Trainer, CosineScheduleFallsFromTheRateToZeroAtTheEnd) {

@@ -82,6 +82,8 @@ std::vector<Part> parts_of(const ModelGraph& graph, const Layer& layer) {
 }
 
 const std::string kMomentum(kMomentumPrefix);
+const std::string kExpAvg(kExpAvgPrefix);
+const std::string kExpAvgSq(kExpAvgSqPrefix);
 
 // The values of `tensor` in a checkpoint read from `path`, which must have the shape `part` has
 // in `layer`.
@@ -94,23 +96,55 @@ const std::vector<float>& stored_values(const TrainingState& state, const std::s
   return it->second.values;
 }
 
-// One layer's parameters and (with training_state, where the checkpoint has them) momentum buffers.
-std::pair<LayerParams, LayerParams> stored_layer(const TrainingState& state, const std::string& path,
-                                                 const ModelGraph& graph, const Layer& layer, bool training_state) {
-  LayerParams params = zero_params(graph, layer);
-  LayerParams momentum = params;
-  momentum.weight.clear();
-  momentum.bias.clear();
+// One layer's parameters and its optimizer state (empty weight and bias where there is none).
+struct StoredLayer {
+  LayerParams params, momentum, second_moment;
+};
+
+// One layer's parameters and, with training_state, its optimizer state: SGD's momentum
+// buffers where the checkpoint has them, AdamW's exp_avg and exp_avg_sq (required after step 0).
+StoredLayer stored_layer(const TrainingState& state, const std::string& path, const ModelGraph& graph,
+                         const Layer& layer, bool training_state, OptimizerKind optimizer, int step) {
+  StoredLayer out;
+  out.params = zero_params(graph, layer);
+  out.momentum = out.params;
+  out.momentum.weight.clear();
+  out.momentum.bias.clear();
+  out.momentum.running_mean.clear();
+  out.momentum.running_var.clear();
+  out.second_moment = out.momentum;
+  const bool adamw = optimizer == OptimizerKind::kAdamW;
   const std::string prefix = state_dict_prefix(graph.name(), layer.name);
   for (const Part& part : parts_of(graph, layer)) {
     const std::string name = prefix + "." + part.suffix;
-    params.*part.field = stored_values(state, path, name, part, layer);
+    out.params.*part.field = stored_values(state, path, name, part, layer);
     const bool is_buffer = part.field == &LayerParams::weight || part.field == &LayerParams::bias;
-    if (training_state && is_buffer && state.arrays.count(kMomentum + name)) {
-      momentum.*part.field = stored_values(state, path, kMomentum + name, part, layer);
+    if (!training_state || !is_buffer) continue;
+    if (!adamw) {
+      if (state.arrays.count(kMomentum + name))
+        out.momentum.*part.field = stored_values(state, path, kMomentum + name, part, layer);
+      continue;
     }
+    if (step == 0 && !state.arrays.count(kExpAvg + name)) continue;
+    require(state.arrays.count(kExpAvg + name) && state.arrays.count(kExpAvgSq + name),
+            "checkpoint '" + path + "' has no AdamW state for '" + name +
+                "' (exp_avg, exp_avg_sq): expected a checkpoint saved with --optimizer adamw");
+    out.momentum.*part.field = stored_values(state, path, kExpAvg + name, part, layer);
+    out.second_moment.*part.field = stored_values(state, path, kExpAvgSq + name, part, layer);
   }
-  return {std::move(params), std::move(momentum)};
+  return out;
+}
+
+// --resume with SGD of a checkpoint that AdamW saved, or the other way round.
+void check_optimizer_of(const TrainingState& state, const std::string& path, OptimizerKind optimizer) {
+  for (const auto& [name, array] : state.arrays) {
+    const bool adamw_state = name.starts_with(kExpAvgPrefix) || name.starts_with(kExpAvgSqPrefix);
+    const bool sgd_state = name.starts_with(kMomentumPrefix);
+    require(!(optimizer == OptimizerKind::kSgd && adamw_state),
+            "checkpoint '" + path + "' holds AdamW state ('" + name + "'): expected --optimizer adamw to resume it");
+    require(!(optimizer == OptimizerKind::kAdamW && sgd_state),
+            "checkpoint '" + path + "' holds SGD momentum ('" + name + "'): expected --optimizer sgd to resume it");
+  }
 }
 
 // The metadata's step count, checked: the executor counts steps in an int.
@@ -169,6 +203,23 @@ std::string state_dict_prefix(const std::string& model, const std::string& layer
   return layer;
 }
 
+namespace {
+
+// One optimizer-state tensor, summed over the processes, under `prefix` + `name`; nothing
+// for an empty one (before the first step, or a state the optimizer has not).
+void add_optimizer_state(const std::string& prefix, const std::string& name, const std::vector<int64_t>& shape,
+                         std::vector<float>& values, Communicator* comm, TrainingState* contents) {
+  if (values.empty()) return;
+  if (comm) comm->all_reduce_sum(values.data(), values.size());
+  contents->arrays[prefix + name] = FloatArray{shape, values};
+}
+
+}  // namespace
+
+bool is_optimizer_state_name(std::string_view name) {
+  return name.starts_with(kMomentumPrefix) || name.starts_with(kExpAvgPrefix) || name.starts_with(kExpAvgSqPrefix);
+}
+
 TrainingState training_state_of(const ModelGraph& graph, const Executor& executor, Communicator* comm) {
   TrainingState contents;
   contents.metadata = {{"format", "layerplan-checkpoint"},
@@ -179,6 +230,8 @@ TrainingState training_state_of(const ModelGraph& graph, const Executor& executo
     if (!has_params(layer.kind)) continue;
     LayerParams params = executor.gathered_params(layer.id);
     LayerParams momentum = executor.gathered_momentum(layer.id);
+    LayerParams second_moment = executor.gathered_second_moment(layer.id);
+    const bool adamw = executor.optimizer() == OptimizerKind::kAdamW;
     const std::string prefix = state_dict_prefix(graph.name(), layer.name);
     for (const Part& part : parts_of(graph, layer)) {
       std::vector<float>& values = params.*part.field;
@@ -188,10 +241,9 @@ TrainingState training_state_of(const ModelGraph& graph, const Executor& executo
       if (part.field == &LayerParams::running_mean)
         contents.counters[prefix + ".num_batches_tracked"] = executor.steps_done();
       if (part.field == &LayerParams::running_mean || part.field == &LayerParams::running_var) continue;
-      std::vector<float>& buffer = momentum.*part.field;
-      if (buffer.empty()) continue;  // before the first step
-      if (comm) comm->all_reduce_sum(buffer.data(), buffer.size());
-      contents.arrays[kMomentum + prefix + "." + part.suffix] = FloatArray{part.shape, buffer};
+      const std::string name = prefix + "." + part.suffix;
+      add_optimizer_state(adamw ? kExpAvg : kMomentum, name, part.shape, momentum.*part.field, comm, &contents);
+      add_optimizer_state(kExpAvgSq, name, part.shape, second_moment.*part.field, comm, &contents);
     }
   }
   return contents;
@@ -205,15 +257,17 @@ int64_t restore_training_state(const TrainingState& state, const std::string& pa
             "checkpoint '" + path + "' is of model '" + it->second + "', not '" + graph.name() + "'");
   }
   const int step = training_state ? stored_step(meta, path) : 0;
+  if (training_state) check_optimizer_of(state, path, executor.optimizer());
   // Read everything first, so that a bad file changes nothing.
-  std::vector<std::pair<LayerParams, LayerParams>> loaded;
+  std::vector<StoredLayer> loaded;
   for (const Layer& layer : graph.layers()) {
-    if (has_params(layer.kind)) loaded.push_back(stored_layer(state, path, graph, layer, training_state));
+    if (has_params(layer.kind))
+      loaded.push_back(stored_layer(state, path, graph, layer, training_state, executor.optimizer(), step));
   }
   size_t i = 0;
   for (const Layer& layer : graph.layers()) {
     if (!has_params(layer.kind)) continue;
-    executor.load_layer(layer.id, loaded[i].first, loaded[i].second);
+    executor.load_layer(layer.id, loaded[i].params, loaded[i].momentum, loaded[i].second_moment);
     ++i;
   }
   if (training_state) executor.set_steps_done(step);

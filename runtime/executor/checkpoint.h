@@ -1,14 +1,17 @@
 #pragma once
 // Checkpoints of training: the parameters of every layer, named as torchvision's
 // state_dict names them for the zoo models (so weights exported from PyTorch load directly,
-// and ours load into torchvision), plus the SGD momentum buffers and the step count.
+// and ours load into torchvision), plus the optimizer state (SGD's momentum buffers or
+// AdamW's exp_avg and exp_avg_sq) and the step count.
 // runtime/training/checkpoint_store.h puts the weights and the momentum in two files.
 //
 // Names: "<prefix>.weight", "<prefix>.bias", "<prefix>.running_mean",
 // "<prefix>.running_var" and the I64 scalar "<prefix>.num_batches_tracked" (the steps done),
 // where the prefix is state_dict_prefix(model, layer); momentum buffers are
-// "momentum_buffer.<parameter name>" (torch keeps them in the optimizer's state, not the
-// state_dict). Metadata: "format" = "layerplan-checkpoint", "model", "step", "written_by".
+// "momentum_buffer.<parameter name>", AdamW's moments "exp_avg.<parameter name>" and
+// "exp_avg_sq.<parameter name>" (torch keeps them in the optimizer's state, not the
+// state_dict; AdamW's step is the checkpoint's step). Metadata: "format" = "layerplan-checkpoint", "model", "step",
+// "written_by".
 #include <cstdint>
 #include <map>
 #include <string>
@@ -21,8 +24,13 @@
 
 namespace layerplan {
 
-// The name prefix of the SGD momentum buffers in a checkpoint.
+// The name prefixes of the optimizer state in a checkpoint: SGD's momentum buffers,
+// AdamW's first and second moments.
 inline constexpr std::string_view kMomentumPrefix = "momentum_buffer.";
+inline constexpr std::string_view kExpAvgPrefix = "exp_avg.";
+inline constexpr std::string_view kExpAvgSqPrefix = "exp_avg_sq.";
+// Whether a checkpoint tensor's name is of the optimizer state (one of the prefixes above).
+bool is_optimizer_state_name(std::string_view name);
 
 // One tensor of a checkpoint: its torch shape and its values.
 struct FloatArray {
@@ -59,8 +67,9 @@ std::string state_dict_prefix(const std::string& model, const std::string& layer
 TrainingState training_state_of(const ModelGraph& graph, const Executor& executor, Communicator* comm);
 
 // Loads `state`, read from the file `path`, into `executor`: the parameters of every layer, and with `training_state`
-// the momentum buffers (where the file has them) and step count too (--resume;
-// --init-from takes weights only).
+// the optimizer state (SGD's momentum buffers where the file has them; AdamW's moments, which
+// a file past step 0 must have) and step count too (--resume; --init-from takes weights only).
+// State of the other optimizer than the executor's is refused.
 // Returns the checkpoint's step (0 without training_state). Throws UsageError naming the
 // file when it is corrupt, for another model, lacks or misshapes a tensor, or when its
 // metadata's "step" is not a whole number from 0 to INT_MAX (naming the field).

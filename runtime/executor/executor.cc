@@ -10,6 +10,7 @@
 
 #include "model/layer_math.h"
 #include "runtime/executor/initial_params.h"
+#include "runtime/executor/label_smoothing.h"
 
 namespace layerplan {
 namespace {
@@ -364,8 +365,13 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
         tile.output = kernels_.channel_slice_forward(l, x, b);
         break;
       case LayerKind::kSoftmaxCrossEntropy: {
-        LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, labels_of(labels, b), b);
+        const std::vector<int64_t> tile_labels = labels_of(labels, b);
+        LossTile lt = kernels_.softmax_cross_entropy_forward(l, x, tile_labels, b);
         tile.output = std::move(lt.probabilities);
+        if (options_.label_smoothing > 0 && !evaluating_) {
+          lt.loss = smoothed_cross_entropy(x.box() == b ? x : crop(x, b), tile_labels, options_.label_smoothing,
+                                           layer.output.n());
+        }
         *loss += lt.loss;  // this process's shares; step() all-reduces them
         break;
       }
@@ -377,10 +383,59 @@ void Executor::forward(int id, const Tensor& images, const std::vector<int64_t>&
 }
 
 void Executor::update_tile(int id, TileState& tile, std::span<const float> g) {
+  if (options_.clip_grad_norm > 0) {
+    tile.pending_grad.assign(g.begin(), g.end());
+    return;
+  }
+  apply_update(id, tile, g);
+}
+
+void Executor::apply_update(int id, TileState& tile, std::span<const float> g) {
   const ComputeTimer timer(*this, id, tile.device);
   const size_t split = tile.params.weight.size();
-  sgd_update(options_.sgd, g.first(split), &tile.params.weight, &tile.momentum_weight);
-  sgd_update(options_.sgd, g.subspan(split), &tile.params.bias, &tile.momentum_bias);
+  // Without decay_bn_bias, biases and batch-norm weights are a parameter group of their own
+  // with weight decay 0.
+  const bool decay_weight = options_.decay_bn_bias || graph_.layer(id).kind != LayerKind::kBatchNorm;
+  const bool decay_bias = options_.decay_bn_bias;
+  if (options_.optimizer == OptimizerKind::kAdamW) {
+    const int64_t t = steps_ + 1;
+    AdamWOptions o = options_.adamw;
+    if (!decay_weight) o.weight_decay = 0;
+    adamw_update(o, t, g.first(split), &tile.params.weight, &tile.momentum_weight, &tile.second_weight);
+    o.weight_decay = decay_bias ? options_.adamw.weight_decay : 0;
+    adamw_update(o, t, g.subspan(split), &tile.params.bias, &tile.momentum_bias, &tile.second_bias);
+    return;
+  }
+  SgdOptions o = options_.sgd;
+  if (!decay_weight) o.weight_decay = 0;
+  sgd_update(o, g.first(split), &tile.params.weight, &tile.momentum_weight);
+  o.weight_decay = decay_bias ? options_.sgd.weight_decay : 0;
+  sgd_update(o, g.subspan(split), &tile.params.bias, &tile.momentum_bias);
+}
+
+void Executor::clip_and_update() {
+  // Each distinct parameter element once: the first replica of every shard, on the one
+  // process that holds it; the processes' sums are then added.
+  double local = 0;
+  for (int id = 0; id < graph_.size(); ++id) {
+    if (!has_params(graph_.layer(id).kind)) continue;
+    for (const std::vector<int>& group : replica_groups(id)) {
+      const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
+      if (!transport_.holds(tile.device)) continue;
+      for (const float v : tile.pending_grad) local += static_cast<double>(v) * v;
+    }
+  }
+  const double norm = std::sqrt(sum_over_processes(local));
+  const auto factor = static_cast<float>(std::min(1.0, options_.clip_grad_norm / (norm + 1e-6)));
+  for (int id = 0; id < graph_.size(); ++id) {
+    for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
+      if (!transport_.holds(tile.device) || !has_params(graph_.layer(id).kind)) continue;
+      std::vector<float> g = std::move(tile.pending_grad);
+      tile.pending_grad.clear();
+      for (float& v : g) v *= factor;
+      apply_update(id, tile, g);
+    }
+  }
 }
 
 void Executor::queue_gradients(int id, std::vector<LayerParams>& grads) {
@@ -518,9 +573,13 @@ void Executor::backward(int id, const std::vector<int64_t>& labels) {
       case LayerKind::kAdd:
         g = kernels_.add_backward(l, dy);
         break;
-      case LayerKind::kSoftmaxCrossEntropy:
-        g.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, labels_of(labels, tile.box)));
+      case LayerKind::kSoftmaxCrossEntropy: {
+        const std::vector<int64_t> tile_labels = labels_of(labels, tile.box);
+        g.push_back(kernels_.softmax_cross_entropy_backward(l, tile.output, tile_labels));
+        if (options_.label_smoothing > 0)
+          smooth_cross_entropy_gradient(tile_labels, options_.label_smoothing, layer.output.n(), &g.back());
         break;
+      }
       case LayerKind::kActivation:
         g.push_back(kernels_.activation_backward(l, x, dy));
         break;
@@ -588,6 +647,7 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
     release(id);
   }
   for (int b : reduce_at_end_) reduce_bucket(b);
+  if (options_.clip_grad_norm > 0) clip_and_update();
   ++steps_;
   return loss;
 }
@@ -653,11 +713,22 @@ LayerParams Executor::gathered_params(int id) const {
 }
 
 LayerParams Executor::gathered_momentum(int id) const {
+  return gathered_state(id, &TileState::momentum_weight, &TileState::momentum_bias);
+}
+
+LayerParams Executor::gathered_second_moment(int id) const {
+  return gathered_state(id, &TileState::second_weight, &TileState::second_bias);
+}
+
+LayerParams Executor::gathered_state(int id, std::vector<float> TileState::*weight,
+                                     std::vector<float> TileState::*bias) const {
   const Layer& layer = graph_.layer(id);
   LayerParams full = zero_params(graph_, layer);
   full.running_mean.clear();
   full.running_var.clear();
-  if (steps_ == 0 || options_.sgd.momentum == 0) {  // sgd_update keeps no buffers then
+  const bool sgd = options_.optimizer == OptimizerKind::kSgd;
+  // sgd_update keeps no buffers before the first step and without momentum, and no second moment.
+  if (steps_ == 0 || (sgd && (options_.sgd.momentum == 0 || weight == &TileState::second_weight))) {
     full.weight.clear();
     full.bias.clear();
     return full;
@@ -666,18 +737,19 @@ LayerParams Executor::gathered_momentum(int id) const {
   std::fill(full.bias.begin(), full.bias.end(), 0.0f);
   for (const std::vector<int>& group : replica_groups(id)) {
     const TileState& tile = tiles_[static_cast<size_t>(id)][static_cast<size_t>(group.front())];
-    if (!transport_.holds(tile.device) || tile.momentum_weight.empty()) continue;
+    if (!transport_.holds(tile.device) || (tile.*weight).empty()) continue;
     LayerParams part;
     part.channels = tile.params.channels;
     part.row = tile.params.row;
-    part.weight = tile.momentum_weight;
-    part.bias = tile.momentum_bias;
+    part.weight = tile.*weight;
+    part.bias = tile.*bias;
     add_shard(part, &full);
   }
   return full;
 }
 
-void Executor::load_layer(int id, const LayerParams& full, const LayerParams& momentum) {
+void Executor::load_layer(int id, const LayerParams& full, const LayerParams& momentum,
+                          const LayerParams& second_moment) {
   const Layer& layer = graph_.layer(id);
   const LayerParams want = zero_params(graph_, layer);
   const auto fits = [](const std::vector<float>& got, const std::vector<float>& expected, bool may_be_empty) {
@@ -686,7 +758,10 @@ void Executor::load_layer(int id, const LayerParams& full, const LayerParams& mo
   if (!fits(full.weight, want.weight, false) || !fits(full.bias, want.bias, false) ||
       !fits(full.running_mean, want.running_mean, false) || !fits(full.running_var, want.running_var, false) ||
       !fits(momentum.weight, want.weight, true) || !fits(momentum.bias, want.bias, momentum.weight.empty()) ||
-      full.channels != want.channels || momentum.channels != want.channels) {
+      !fits(second_moment.weight, want.weight, true) ||
+      !fits(second_moment.bias, want.bias, second_moment.weight.empty()) || full.channels != want.channels ||
+      momentum.channels != want.channels ||
+      (!second_moment.weight.empty() && second_moment.channels != want.channels)) {
     throw std::invalid_argument("load_layer: the parameters do not fit layer " + layer.name);
   }
   for (TileState& tile : tiles_[static_cast<size_t>(id)]) {
@@ -697,6 +772,12 @@ void Executor::load_layer(int id, const LayerParams& full, const LayerParams& mo
     LayerParams m = shard(momentum, tile.box.dim[1]);
     tile.momentum_weight = std::move(m.weight);
     tile.momentum_bias = std::move(m.bias);
+    tile.second_weight.clear();
+    tile.second_bias.clear();
+    if (second_moment.weight.empty()) continue;
+    LayerParams v = shard(second_moment, tile.box.dim[1]);
+    tile.second_weight = std::move(v.weight);
+    tile.second_bias = std::move(v.bias);
   }
 }
 

@@ -9,8 +9,8 @@
 // read, which the Transport adds into the producer tiles that own them. Weight-gradient
 // shards are all-reduced among the replicas of each shard (the tiles with the same
 // channel coordinate), in buckets of several layers (gradient_buckets.h), batch-norm
-// statistics among the tiles that share channels, and every replica applies the same SGD
-// update to its copy of the shard.
+// statistics among the tiles that share channels, and every replica applies the same
+// optimizer update (SGD or AdamW) to its copy of the shard.
 //
 // The executor computes the tiles of the devices its Transport holds: all of them in one
 // process (InProcessTransport), one device per rank over a Communicator. Every process
@@ -26,6 +26,7 @@
 
 #include "model/geometry.h"
 #include "model/model_graph.h"
+#include "runtime/executor/adamw.h"
 #include "runtime/executor/gradient_buckets.h"
 #include "runtime/executor/sgd.h"
 #include "runtime/executor/transport.h"
@@ -33,10 +34,24 @@
 
 namespace layerplan {
 
+enum class OptimizerKind { kSgd, kAdamW };
+
 struct ExecutorOptions {
   uint64_t weight_seed = 1;   // initial_params seed: equal seeds give equal weights for every plan
   uint64_t dropout_seed = 7;  // mixed with the step and layer id for each dropout layer
-  SgdOptions sgd;
+  OptimizerKind optimizer = OptimizerKind::kSgd;
+  SgdOptions sgd;      // with kSgd
+  AdamWOptions adamw;  // with kAdamW
+  // Weight decay on every parameter (PyTorch's default parameter groups); false: not on
+  // biases nor on batch-norm weights (a parameter group with weight_decay 0 for them).
+  bool decay_bn_bias = true;
+  // > 0: before the update, the gradients of all parameters are scaled by
+  // min(1, max / (norm + 1e-6)), norm the 2-norm of them all together, as
+  // torch.nn.utils.clip_grad_norm_. The updates then wait for the whole backward.
+  double clip_grad_norm = 0;
+  // The loss of training steps as torch.nn.CrossEntropyLoss(label_smoothing=); evaluate()
+  // reports the plain cross-entropy (label_smoothing.h).
+  double label_smoothing = 0;
   // Time every tile's computation (compute_seconds()); for `layerplan predict`.
   bool time_compute = false;
   // Weight gradients are all-reduced in buckets of about this size (gradient_buckets.h);
@@ -53,7 +68,7 @@ class Executor {
   Executor(const ModelGraph& graph, std::vector<Configuration> plan, Kernels& kernels, Transport& transport,
            const ExecutorOptions& options = {});
 
-  // One SGD step on `images` (a tensor over the input layer's whole shape) with one
+  // One optimizer step on `images` (a tensor over the input layer's whole shape) with one
   // label per sample (every process passes the whole batch and uses its tiles' part).
   // Returns the batch's mean cross-entropy before the update.
   double step(const Tensor& images, const std::vector<int64_t>& labels);
@@ -79,19 +94,28 @@ class Executor {
   // and bias are the buffers (no running statistics), assembled like gathered_params;
   // weight and bias are empty before the first step and without momentum (sgd_update
   // keeps no buffers then, as PyTorch).
+  // With AdamW: exp_avg (PyTorch's name of the first moment).
   LayerParams gathered_momentum(int id) const;
+  // AdamW's exp_avg_sq, assembled like gathered_momentum; weight and bias are empty for SGD
+  // and before the first step.
+  LayerParams gathered_second_moment(int id) const;
 
   // Replaces layer `id`'s parameters on the held tiles with the shards of `full` (all
   // channels, running statistics included) and its momentum buffers with those of
-  // `momentum` (empty weight and bias: none yet): how a checkpoint is restored. Throws
+  // `momentum` (empty weight and bias: none yet), and AdamW's exp_avg_sq with those of
+  // `second_moment` (likewise): how a checkpoint is restored. Throws
   // std::invalid_argument when the sizes do not fit the layer.
-  void load_layer(int id, const LayerParams& full, const LayerParams& momentum);
+  void load_layer(int id, const LayerParams& full, const LayerParams& momentum, const LayerParams& second_moment = {});
   // The steps a restored run has done (dropout masks depend on it).
   void set_steps_done(int steps) { steps_ = steps; }
 
   int steps_done() const { return steps_; }
+  OptimizerKind optimizer() const { return options_.optimizer; }
   // The learning rate of the next steps (a schedule sets it before each step).
-  void set_learning_rate(double lr) { options_.sgd.lr = lr; }
+  void set_learning_rate(double lr) {
+    options_.sgd.lr = lr;
+    options_.adamw.lr = lr;
+  }
 
   // With options.time_compute: the seconds each device has spent computing each layer
   // since construction or the last reset, [layer][device]: its tiles' kernels forward and
@@ -113,8 +137,10 @@ class Executor {
     Tensor output;       // loss layer: the softmax probabilities
     Tensor grad;         // gradient of the output, summed from the consumers; allocated in backward
     LayerParams params;  // the tile's replica of its shard (has_params kinds)
-    std::vector<float> momentum_weight, momentum_bias;
-    BatchNormStats stats;  // batch norm: the reduced statistics of this step
+    std::vector<float> momentum_weight, momentum_bias;  // SGD's buffer or AdamW's exp_avg
+    std::vector<float> second_weight, second_bias;      // AdamW's exp_avg_sq
+    std::vector<float> pending_grad;  // with clip_grad_norm: the reduced gradient, until the step's end
+    BatchNormStats stats;             // batch norm: the reduced statistics of this step
   };
 
   // Fills the held tiles' input tensors of layer `id` from the producers' tiles.
@@ -135,8 +161,14 @@ class Executor {
   void backward_batch_norm(int id);
   // Groups of tiles that hold the same weight shard / batch-norm channels.
   const std::vector<std::vector<int>>& replica_groups(int id) const;
-  // Applies SGD to a tile's shard with its reduced gradient (weight, then bias).
+  // Applies the optimizer to a tile's shard with its reduced gradient (weight, then bias),
+  // or with clip_grad_norm keeps the gradient for clip_and_update.
   void update_tile(int id, TileState& tile, std::span<const float> g);
+  void apply_update(int id, TileState& tile, std::span<const float> g);
+  // Scales every kept gradient by the clipping factor of their global norm and updates.
+  void clip_and_update();
+  // Assembles a per-tile state (momentum or second moment) over all channels.
+  LayerParams gathered_state(int id, std::vector<float> TileState::*weight, std::vector<float> TileState::*bias) const;
   // Puts layer `id`'s weight gradients (one per held tile) into their buckets, updating
   // the shards of single replicas at once, and reduces the buckets due after this layer.
   void queue_gradients(int id, std::vector<LayerParams>& grads);

@@ -15,6 +15,7 @@ void sgd_update(const SgdOptions& options, std::span<const float> grad, std::vec
   float* p = param->data();
   float* buf = buffer->data();
   const float* g = grad.data();
+  const bool nesterov = options.nesterov && momentum != 0;
   const auto n = static_cast<int64_t>(param->size());
   // Element-wise, so threads change nothing in the result.
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
@@ -23,7 +24,7 @@ void sgd_update(const SgdOptions& options, std::span<const float> grad, std::vec
     if (wd != 0) d += wd * p[i];
     if (momentum != 0) {
       buf[i] = first ? d : momentum * buf[i] + d;
-      d = buf[i];
+      d = nesterov ? d + momentum * buf[i] : buf[i];
     }
     p[i] -= lr * d;
   }

@@ -1,11 +1,11 @@
 #pragma once
 // Stochastic gradient descent with momentum and weight decay, as torch.optim.SGD
-// (dampening 0, no Nesterov):
+// (dampening 0):
 //   d = grad + weight_decay · p
 //   buf = d on the first step, momentum · buf + d afterwards
-//   p -= lr · buf
-// applied to every parameter tensor, biases and batch-norm weights included (PyTorch's
-// default parameter groups).
+//   p -= lr · buf                      (nesterov: p -= lr · (d + momentum · buf))
+// The executor applies it to every parameter tensor; which of them decay is the caller's
+// choice (weight_decay 0 for those that do not).
 #include <span>
 #include <vector>
 
@@ -15,6 +15,7 @@ struct SgdOptions {
   double lr = 0.01;
   double momentum = 0.0;
   double weight_decay = 0.0;
+  bool nesterov = false;  // needs momentum > 0, as PyTorch
 };
 
 // Updates `param` in place with `grad`; `buffer` is the momentum buffer, empty before the

@@ -78,7 +78,7 @@ void write_checkpoint_files(const std::string& weights_path, const TrainingState
   optimizer.metadata["format"] = "layerplan-optimizer-state";
   weights.counters = state.counters;
   for (const auto& [name, array] : state.arrays) {
-    (name.starts_with(kMomentumPrefix) ? optimizer : weights).arrays.emplace(name, array);
+    (is_optimizer_state_name(name) ? optimizer : weights).arrays.emplace(name, array);
   }
   // The optimizer state first: a crash between the two leaves new momentum beside old
   // weights, which read_checkpoint_files refuses by their step counts.
@@ -96,7 +96,7 @@ TrainingState read_checkpoint_files(const std::string& weights_path) {
           "checkpoint '" + weights_path + "' is at step '" + step_text(state) + "' but its optimizer state '" +
               optimizer_path + "' at step '" + step_text(optimizer) + "': expected the files of one save");
   for (auto& [name, array] : optimizer.arrays) {
-    if (name.starts_with(kMomentumPrefix)) state.arrays[name] = std::move(array);
+    if (is_optimizer_state_name(name)) state.arrays[name] = std::move(array);
   }
   return state;
 }

@@ -2,8 +2,8 @@
 // Where checkpoints go on disk. A checkpoint is two safetensors files: the weights, named
 // as torchvision's state_dict names them (with each batch-norm's num_batches_tracked), so
 // that `model.load_state_dict(load_file(path), strict=True)` takes them as they are; and
-// beside it the optimizer state (the SGD momentum buffers, "momentum_buffer.<name>") with the
-// same step count in its metadata.
+// beside it the optimizer state (the SGD momentum buffers, "momentum_buffer.<name>", or
+// AdamW's "exp_avg.<name>" and "exp_avg_sq.<name>") with the same step count in its metadata.
 //
 //   --save FILE        FILE and optimizer_state_path(FILE), replaced at each save
 //   --save-dir DIR     DIR/step-00000120/{model,optimizer}.safetensors, one folder a save,
@@ -20,13 +20,13 @@ namespace layerplan {
 // appended.
 std::string optimizer_state_path(const std::string& weights_path);
 
-// Writes the weights of `state` to `weights_path` and its momentum buffers beside it
+// Writes the weights of `state` to `weights_path` and its optimizer state beside it
 // (optimizer_state_path), each atomically, the optimizer state first. `what` names the flag
 // in errors.
 void write_checkpoint_files(const std::string& weights_path, const TrainingState& state, const std::string& what);
 
-// Reads a checkpoint's weights and, when the optimizer file is beside them, its momentum
-// buffers (a checkpoint of one file, as layerplan wrote before the split, holds both).
+// Reads a checkpoint's weights and, when the optimizer file is beside them, its optimizer
+// state (a checkpoint of one file, as layerplan wrote before the split, holds both).
 // Throws UsageError naming the files when their step counts differ.
 TrainingState read_checkpoint_files(const std::string& weights_path);
 

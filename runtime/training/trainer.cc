@@ -4,11 +4,11 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
 #include "common/error.h"
+#include "common/safe_write.h"
 #include "runtime/executor/checkpoint.h"
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/executor/in_process_transport.h"
@@ -32,21 +32,11 @@ std::vector<Interval> positions_held(const Shape& input, const Configuration& in
   return positions;
 }
 
-void write_json_line(NewFile* log, const nlohmann::json& line) {
-  if (log) log->write(line.dump() + "\n");
-}
-
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
 }  // namespace
-
-double learning_rate_at(const TrainerOptions& options, int64_t step, int64_t total) {
-  if (options.lr_schedule == LrSchedule::kConstant) return options.lr;
-  const double progress = static_cast<double>(step) / static_cast<double>(total);
-  return options.lr * 0.5 * (1.0 + std::cos(M_PI * progress));
-}
 
 Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, TrainerOptions options,
                  const std::optional<GlooOptions>& world)
@@ -76,7 +66,19 @@ Trainer::Trainer(const ModelGraph& graph, std::vector<Configuration> plan, Train
   kernels_ = make_kernels(options_.kernels, options_.kernel_threads);
   ExecutorOptions executor_options;
   executor_options.weight_seed = options_.seed;
-  executor_options.sgd = {.lr = options_.lr, .momentum = options_.momentum, .weight_decay = options_.weight_decay};
+  executor_options.optimizer = options_.optimizer == Optimizer::kAdamW ? OptimizerKind::kAdamW : OptimizerKind::kSgd;
+  executor_options.sgd = {.lr = options_.lr,
+                          .momentum = options_.momentum,
+                          .weight_decay = options_.weight_decay,
+                          .nesterov = options_.nesterov};
+  executor_options.adamw = {.lr = options_.lr,
+                            .beta1 = options_.beta1,
+                            .beta2 = options_.beta2,
+                            .eps = options_.eps,
+                            .weight_decay = options_.weight_decay};
+  executor_options.decay_bn_bias = options_.decay_bn_bias;
+  executor_options.clip_grad_norm = options_.clip_grad_norm;
+  executor_options.label_smoothing = options_.label_smoothing;
   executor_options.time_compute = options_.profile.has_value() || options_.trace.has_value();
   executor_ = std::make_unique<Executor>(graph_, plan_, *kernels_, *transport_, executor_options);
   if (checkpoint) step_ = restore_training_state(restored, *checkpoint, graph_, *executor_, resume_.has_value());
@@ -114,6 +116,7 @@ void Trainer::check_options() const {
   require(options_.prefetch >= 1, "--prefetch " + std::to_string(options_.prefetch) + ": expected 1 or more");
   require(options_.lr > 0 && options_.momentum >= 0 && options_.weight_decay >= 0,
           "--lr must be positive, --momentum and --weight-decay not negative");
+  check_optimizer_options(options_);
 }
 
 void Trainer::load_data() {
@@ -159,13 +162,11 @@ void Trainer::check_outputs() const {
   }
   if (options_.profile) check_output_path(profile_file(*options_.profile, launched_, world_.rank), "--profile");
   if (options_.trace && world_.rank == 0) check_output_path(*options_.trace, "--trace");
-  if (options_.log_json && world_.rank == 0) check_output_path(*options_.log_json, "--log-json");
+  if (world_.rank == 0) check_training_log_paths(options_);
 }
 
 void Trainer::open_log() {
-  if (world_.rank != 0 || !options_.log_json) return;
-  log_ = std::make_unique<NewFile>(*options_.log_json, "--log-json");
-  log_->publish();
+  if (world_.rank == 0) logs_ = std::make_unique<TrainingLogs>(options_);
 }
 
 TrainingSummary Trainer::run() {
@@ -223,7 +224,8 @@ void Trainer::train_epoch(int epoch) {
   BatchPrefetcher batches(*data_.train, order, epoch, first, last, input_, needed_,
                           {.threads = options_.loader_threads, .depth = options_.prefetch});
   for (int64_t b = first; b < last; ++b) {
-    train_step(next_batch(batches), epoch);
+    const auto t0 = Clock::now();  // waiting for the batch counts in the step's time
+    train_step(next_batch(batches), epoch, t0);
     if (stop_agreed()) return;
     // Saving and evaluating do not count in images/s and ETA.
     const auto pause = Clock::now();
@@ -259,27 +261,27 @@ GlobalBatch Trainer::next_batch(BatchPrefetcher& batches) {
   return batch;
 }
 
-void Trainer::train_step(const GlobalBatch& gb, int epoch) {
-  const auto t0 = Clock::now();
-  if (options_.lr_schedule != LrSchedule::kConstant)
-    executor_->set_learning_rate(learning_rate_at(options_, step_, total_));
+void Trainer::train_step(const GlobalBatch& gb, int epoch, Clock::time_point t0) {
+  const double lr = learning_rate_at(options_, step_, total_);
+  executor_->set_learning_rate(lr);
   const double loss = executor_->step(gb.images, gb.labels);
   ++step_;
   if (step_ == first_step_ + 1) {  // the first step warms up: the profile starts after it
     executor_->reset_compute_seconds();
     transport_->reset_counts();
   }
-  report_step(epoch, loss, t0, Clock::now());
+  report_step(epoch, loss, lr, t0, Clock::now());
 }
 
-// The JSON line of every step (rank 0), and the observer's report every log_every steps,
+// The log records of every step (rank 0), and the observer's report every log_every steps,
 // the first and the last.
-void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1) {
-  if (world_.rank == 0) {
-    write_json_line(log_.get(), {{"step", step_},
-                                 {"epoch", epoch + 1},
-                                 {"loss", loss},
-                                 {"images_per_s", static_cast<double>(batch_) / seconds_between(t0, t1)}});
+void Trainer::report_step(int epoch, double loss, double lr, Clock::time_point t0, Clock::time_point t1) {
+  if (logs_) {
+    logs_->step({.step = step_,
+                 .epoch = epoch + 1,
+                 .loss = loss,
+                 .lr = lr,
+                 .images_per_s = static_cast<double>(batch_) / seconds_between(t0, t1)});
   }
   if (step_ % options_.log_every != 0 && step_ != first_step_ + 1 && step_ != total_) return;
   const double elapsed = seconds_between(start_, t1);
@@ -293,6 +295,7 @@ void Trainer::report_step(int epoch, double loss, Clock::time_point t0, Clock::t
        .total_steps = total_,
        .epoch = epoch + 1,
        .loss = loss,
+       .lr = lr,
        .images_per_s = static_cast<double>(batch_ * in_interval) / interval_s,
        .eta_s = elapsed / static_cast<double>(step_ - first_step_) * static_cast<double>(total_ - step_)});
 }
@@ -356,12 +359,7 @@ void Trainer::evaluate(int epoch) {
       .top5_accuracy = classes >= 5 ? static_cast<double>(correct_top5) / static_cast<double>(batches * batch_) : -1.0,
       .validation = !options_.val_data.empty()};
   if (options_.observer) options_.observer->evaluated(result);
-  if (world_.rank == 0) {
-    nlohmann::json line = {
-        {"step", result.step}, {"epoch", result.epoch}, {"test_accuracy", result.accuracy}, {"test_loss", result.loss}};
-    if (result.top5_accuracy >= 0) line["test_top5_accuracy"] = result.top5_accuracy;
-    write_json_line(log_.get(), line);
-  }
+  if (logs_) logs_->evaluated(result);
 }
 
 TrainingSummary Trainer::summary(double elapsed_s) const {

@@ -14,7 +14,6 @@
 #include <optional>
 #include <vector>
 
-#include "common/safe_write.h"
 #include "model/geometry.h"
 #include "model/model_graph.h"
 #include "runtime/communicator.h"
@@ -23,6 +22,7 @@
 #include "runtime/gloo_communicator.h"
 #include "runtime/training/train_data.h"
 #include "runtime/training/trainer_options.h"
+#include "runtime/training/training_logs.h"
 #include "runtime/training/training_observer.h"
 
 namespace layerplan {
@@ -36,7 +36,7 @@ class Trainer {
   // count must be its world size); nullopt: this process runs every device. `graph` must
   // outlive the trainer.
   //
-  // Everything that can be wrong with the input is checked before the JSON log is opened
+  // Everything that can be wrong with the input is checked before the logs are opened
   // or the ranks connect: throws UsageError for bad options, a missing or bad data file, a
   // missing output directory, a bad checkpoint or one at or past the run's end.
   Trainer(const ModelGraph& graph, std::vector<Configuration> plan, TrainerOptions options,
@@ -62,9 +62,9 @@ class Trainer {
   void check_outputs() const;
   void open_log();
   void train_epoch(int epoch);
-  void train_step(const GlobalBatch& batch, int epoch);
+  void train_step(const GlobalBatch& batch, int epoch, Clock::time_point t0);
   GlobalBatch next_batch(BatchPrefetcher& batches);
-  void report_step(int epoch, double loss, Clock::time_point t0, Clock::time_point t1);
+  void report_step(int epoch, double loss, double lr, Clock::time_point t0, Clock::time_point t1);
   void find_newest_checkpoint();
   bool stop_agreed();
   void save();
@@ -89,9 +89,9 @@ class Trainer {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<Kernels> kernels_;
   std::unique_ptr<Executor> executor_;
-  // Rank 0's JSON lines: a fresh file put in place at the start (common/safe_write.h),
-  // then appended to line by line, so that it can be followed while training runs.
-  std::unique_ptr<NewFile> log_;
+  // Rank 0's logs (--log-json, --log-csv, --tensorboard): fresh files put in place at the
+  // start, then appended to record by record, so that they can be followed while training runs.
+  std::unique_ptr<TrainingLogs> logs_;
 
   std::optional<std::string> resume_;  // the checkpoint resumed from (--resume auto resolved)
   std::string resume_note_;

@@ -1,5 +1,5 @@
 #pragma once
-// What a training run chooses (runtime/training/trainer.h runs it): how long, the SGD
+// What a training run chooses (runtime/training/trainer.h runs it): how long, the optimizer
 // settings and learning-rate schedule, the order of the samples, the kernels, the files it
 // reads and writes, and who hears about its progress. `layerplan train` fills one from its
 // flags; every field has the default the flag has.
@@ -14,10 +14,17 @@ namespace layerplan {
 
 class TrainingObserver;
 
-// How the learning rate moves over a run's steps.
+// How the learning rate moves over a run's steps after the warm-up (learning_rate_at).
 enum class LrSchedule {
   kConstant,  // options.lr at every step
   kCosine,    // from options.lr down to 0 along a half cosine over the run's steps
+  kStep,      // options.lr times lr_gamma every lr_step_every steps
+};
+
+// Which optimizer updates the weights.
+enum class Optimizer {
+  kSgd,    // torch.optim.SGD (runtime/executor/sgd.h)
+  kAdamW,  // torch.optim.AdamW (runtime/executor/adamw.h)
 };
 
 struct TrainerOptions {
@@ -46,15 +53,38 @@ struct TrainerOptions {
   std::optional<int> epochs;
   std::optional<int64_t> steps;
 
-  // SGD, as torch.optim.SGD: a larger rate learns faster until it diverges; momentum
-  // smooths the steps (0: plain SGD, which keeps no momentum buffers); weight decay pulls
-  // the weights towards 0 (0: none).
+  // The optimizer: SGD as torch.optim.SGD, or AdamW as torch.optim.AdamW. A larger rate
+  // learns faster until it diverges; weight decay pulls the weights towards 0 (0: none;
+  // AdamW's is decoupled from the gradient).
+  Optimizer optimizer = Optimizer::kSgd;
   double lr = 0.01;
-  double momentum = 0.9;
   double weight_decay = 0.0;
-  // kCosine takes large steps early and small ones at the end, but it follows the run's
-  // length: a run extended later (resume with more steps) continues on another curve.
+  // SGD: momentum smooths the steps (0: plain SGD, which keeps no momentum buffers);
+  // Nesterov's variant looks one momentum step ahead (needs momentum > 0).
+  double momentum = 0.9;
+  bool nesterov = false;
+  // AdamW: the decay rates of the gradient's running mean and of its square, and the term
+  // added to the denominator.
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  // Weight decay on biases and batch-norm weights too (PyTorch's default); off: only on the
+  // weights of convolutions and fully connected layers.
+  bool decay_bn_bias = true;
+  // > 0: the gradients of all parameters together are scaled down to this 2-norm when
+  // longer, as torch.nn.utils.clip_grad_norm_ (0: no clipping).
+  double clip_grad_norm = 0;
+  // The training loss's label smoothing, as torch.nn.CrossEntropyLoss(label_smoothing=), in [0, 1).
+  double label_smoothing = 0;
+
+  // The learning rate of each step (learning_rate_at): warmup_steps of linear warm-up, then
+  // lr_schedule. kCosine takes large steps early and small ones at the end, but it follows
+  // the run's length: a run extended later (resume with more steps) continues on another
+  // curve. kStep multiplies the rate by lr_gamma every lr_step_every steps after the warm-up.
+  int64_t warmup_steps = 0;
   LrSchedule lr_schedule = LrSchedule::kConstant;
+  int64_t lr_step_every = 0;
+  double lr_gamma = 0.1;
 
   // A seeded shuffle of the samples every epoch (each rank draws the same order). Off: file
   // order, which trains worse on data sorted by class but makes batches easy to inspect.
@@ -81,14 +111,14 @@ struct TrainerOptions {
 
   // A checkpoint (safetensors) written at the end and, when `save_every` > 0, every
   // `save_every` steps (every rank joins; rank 0 writes). Saving pauses training.
-  // The weights go to `save` and the momentum beside them (runtime/training/checkpoint_store.h).
+  // The weights go to `save` and the optimizer state beside them (runtime/training/checkpoint_store.h).
   std::optional<std::string> save;
   int64_t save_every = 0;
   // Instead of `save`: every save a new folder DIR/step-NNNNNNNN, put in place whole; the
   // newest `keep` are kept and older ones removed.
   std::optional<std::string> save_dir;
   int keep = 3;
-  // At most one of them: `resume` continues the run a checkpoint saved (weights, momentum,
+  // At most one of them: `resume` continues the run a checkpoint saved (weights, optimizer state,
   // step), "auto" the newest whole one in save_dir (from step 0 when there is none; nothing
   // to do when it is at the run's end); `init_from` takes only its weights and starts at step 0.
   std::optional<std::string> resume;
@@ -108,6 +138,12 @@ struct TrainerOptions {
   // The file is created fresh at the start (a new file renamed onto the name, which a
   // symbolic link there refuses: common/safe_write.h) and then grows line by line.
   std::optional<std::string> log_json;
+  // The same records as CSV rows under a header (step, epoch, loss, lr, images_per_s, then
+  // test_loss and test_accuracy for an evaluation), created and grown as log_json is.
+  std::optional<std::string> log_csv;
+  // A folder (made when missing) where rank 0 writes a new TensorBoard event file of the
+  // same records, as scalars tagged train/... and test/... (training_logs.h).
+  std::optional<std::string> tensorboard;
   // Told of the start, the progress, each test evaluation and the end, on every rank; it
   // decides what to print and where. Null: nobody is told. Must outlive the Trainer.
   TrainingObserver* observer = nullptr;
@@ -117,9 +153,21 @@ struct TrainerOptions {
   const volatile std::sig_atomic_t* stop_signal = nullptr;
 };
 
-// The learning rate of the step after `step` steps of a run of `total`: options.lr for
-// kConstant; for kCosine a function of the step alone, so a resumed run continues the
-// same curve, reaching 0 at step == total.
+// The learning rate of the step after `step` steps of a run of `total`, a function of the
+// step alone (a resumed run continues the same curve). With W = warmup_steps, it is
+// PyTorch's SequentialLR(optimizer, [LinearLR(start_factor=1/(W+1), total_iters=W), main],
+// milestones=[W]) in closed form, stepped once after every optimizer step:
+//   step s < W:  lr · (s + 1) / (W + 1)
+//   then, t = s - W:  kConstant lr;
+//                     kCosine lr · (1 + cos(pi · t / (total - W))) / 2  (CosineAnnealingLR,
+//                     T_max = total - W, eta_min 0: 0 at step == total);
+//                     kStep lr · lr_gamma^floor(t / lr_step_every)  (StepLR).
+// W = 0 is the main schedule alone.
 double learning_rate_at(const TrainerOptions& options, int64_t step, int64_t total);
+
+// Throws UsageError naming the flag and its value when the optimizer, schedule, clipping or
+// label-smoothing settings are out of range or do not go together (--nesterov without
+// momentum or with AdamW, --lr-step-every without --lr-schedule step, ...).
+void check_optimizer_options(const TrainerOptions& options);
 
 }  // namespace layerplan

@@ -26,6 +26,7 @@ struct StepProgress {
   int64_t total_steps = 0;
   int epoch = 1;  // counted from 1
   double loss = 0;
+  double lr = 0;  // the learning rate of this step
   // Since the previous report (or the start), saving and evaluating left out.
   double images_per_s = 0;
   // The remaining steps at the average pace so far.

@@ -65,7 +65,8 @@ expect "resnet50 resnet101" plan --model res
 expect "h100 h200" plan --gpu h
 expect "ring ps" report --sync ""
 expect "cpu gpu" launch --backend ""
-expect "constant cosine" train --lr-schedule ""
+expect "constant cosine step" train --lr-schedule ""
+expect "adamw sgd" train --optimizer ""
 expect "--no-scaling" report --no
 touch "$TMP/plan.json" "$TMP/plain.toml"
 mkdir "$TMP/models"

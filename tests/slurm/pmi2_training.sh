@@ -29,6 +29,32 @@ install -m 0755 "$BUILD/layerplan" "$WORK/layerplan"
 install -m 0755 "$PROBE" "$WORK/rendezvous_probe"
 as_user() { (cd "$WORK" && timeout 180 runuser -u "$TEST_USER" -- "$@"); }
 
+# Slurm's mpi/pmix connects the stepds of a step to each other directly. On this one-machine
+# cluster two faults between Slurm's own daemons have been seen under load, neither in the
+# ranks: munge refusing a stepd's credential ("Munge decode failed: Unauthorized credential",
+# the three slurmd share one munged), and two stepds dialling each other at the same moment,
+# one connection rejected ("Connection reject from ...") and the step hung until killed.
+# (Turning direct connections off, mpi.conf PMIxDirectConn=false, makes Slurm 22.05 refuse
+# the ranks' PMIx_Get of job data instead: "Bad request ... asked for -1".)
+# A PMIx step that fails with one of them is run once more, and the log says so. Its time
+# limit is 60 s, not 180: the steps it runs take under 10 s.
+exec 3>&1  # the test's log, for run_pmix's note while its caller captures the output
+stepd_fault() { contains "$1" "Munge decode failed" || contains "$1" "Connection reject from"; }
+pmix_user() { (cd "$WORK" && timeout 60 runuser -u "$TEST_USER" -- "$@"); }
+run_pmix() {  # run_pmix WHAT CMD...: the output of CMD as the test user, rerun once after a stepd fault
+  local what=$1 out rc
+  shift
+  out=$(pmix_user "$@" 2>&1)
+  rc=$?
+  if [ $rc -ne 0 ] && stepd_fault "$out"; then
+    echo "# $what: run again: $(grep -m1 -oE 'Munge decode failed|Connection reject from [^ ]*' <<<"$out") between Slurm's stepds (one-machine cluster)" >&3
+    out=$(pmix_user "$@" 2>&1)
+    rc=$?
+  fi
+  printf '%s\n' "$out"
+  return $rc
+}
+
 # ---- 1. LeNet-5 plans for 3 devices, one per node, and for 1 device ----------------------
 # At batch 48 the layer-wise plan keeps every layer of so small a model on device 0; at
 # batch 480 it splits the batch of the early layers over all 3, so the ranks exchange data.
@@ -65,7 +91,9 @@ for run in "pmi2 48" "pmi2 480" "pmix 480"; do
     [ $rc -eq 0 ] || { fail "one-process layerplan train at batch $batch (rc $rc)" "$out"; continue; }
   fi
   what="srun --mpi=$mpi -N3 -n3 layerplan train at batch $batch"
-  out=$(as_user srun --mpi=$mpi -N3 -n3 ./layerplan train --plan "$WORK/lenet5-3-b$batch.json" "${common_args[@]}" \
+  runner=as_user
+  [ "$mpi" = pmix ] && runner="run_pmix srun-pmix-train"
+  out=$($runner srun --mpi=$mpi -N3 -n3 ./layerplan train --plan "$WORK/lenet5-3-b$batch.json" "${common_args[@]}" \
         --log-json "$three" 2>&1)
   rc=$?
   if [ $rc -ne 0 ] || [ ! -s "$three" ]; then
@@ -175,20 +203,19 @@ fi
 for mpi in pmi2 pmix; do
   for tasks in 3 6; do
     for i in 1 2 3 4 5; do
-      out=$(as_user srun --mpi=$mpi -N3 -n$tasks ./rendezvous_probe 2>&1)
-      # Slurm's mpi/pmix authenticates the stepds' direct connections with munge; with the
-      # three slurmd of this one-machine cluster sharing one munged, a loaded machine has
-      # seen "Munge decode failed: Unauthorized credential" between them (a fault between
-      # Slurm's daemons, not in the ranks). Such a run is run once more and said so.
-      if ! contains "$out" "all-reduce ok" && contains "$out" "Munge decode failed"; then
-        echo "# --mpi=$mpi: run $i again: munge refused a stepd's credential (one-machine cluster)"
+      if [ "$mpi" = pmix ]; then
+        out=$(run_pmix "--mpi=pmix probe run $i" srun --mpi=pmix -N3 -n$tasks ./rendezvous_probe 2>&1)
+      else
         out=$(as_user srun --mpi=$mpi -N3 -n$tasks ./rendezvous_probe 2>&1)
       fi
       if ! contains "$out" "all-reduce ok"; then
         fail "rendezvous probe of $tasks ranks under srun --mpi=$mpi" "$out"
         break
       fi
-      echo "# --mpi=$mpi: $out"
+      # The probe's line; a stepd's error the run survived (see stepd_fault) is noted after it.
+      echo "# --mpi=$mpi: $(grep -m1 'rendezvous ranks' <<<"$out")"
+      grep -q 'slurmstepd.*error' <<<"$out" &&
+        echo "#   (the run passed through a stepd error: $(grep -m1 -o 'slurmstepd.*error:.*' <<<"$out"))"
     done
     [ $i -eq 5 ] && contains "$out" "all-reduce ok" &&
       ok "$tasks ranks meet and share rank 0's id under srun --mpi=$mpi (5 runs)"
