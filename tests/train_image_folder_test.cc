@@ -169,6 +169,12 @@ TEST(TrainImageFolder, MissingAndEmptyFoldersExitTwoNamingThePath) {
   r = run({"train", "--plan", one.string(), "--val-data", "imagefolder:" + missing});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_THAT(r.err, HasSubstr(missing));
+  // The validation split would not get the training split's standardisation.
+  write_folders(dir.path(), 32, 32);
+  r = run(
+      {"train", "--plan", one.string(), "--normalize", "--val-data", "imagefolder:" + (dir.path() / "val").string()});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--normalize with --val-data"));
 }
 
 }  // namespace

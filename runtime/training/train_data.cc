@@ -169,7 +169,46 @@ Split safetensors_split(const std::string& path) {
           [path] { return read_safetensors_labels(path); }};
 }
 
-TrainingData load_file_data(const std::string& spec, const Shape& input, int64_t classes, const DataOptions& options);
+// Synthetic data, Fashion-MNIST or a safetensors file.
+TrainingData load_file_data(const std::string& spec, const Shape& input, int64_t classes, const DataOptions& options) {
+  TrainingData data;
+  const int64_t batch = input.n();
+  if (spec == "synthetic") {
+    data.train =
+        std::make_unique<SyntheticSource>(100 * batch, input.c() * input.h() * input.w(), classes, options.seed);
+    data.description = "synthetic data, " + std::to_string(100 * batch) + " samples an epoch";
+    return data;
+  }
+  Split train, test;
+  bool has_test = false;
+  int64_t pad = 0;
+  if (spec == "fashion-mnist") {
+    const char* env = std::getenv("LAYERPLAN_FASHION_MNIST_DIR");
+    const FashionMnistFiles f = fashion_mnist_files(env && *env ? env : kDebianFashionMnistDir);
+    train = idx_split(f.train_images, f.train_labels);
+    test = idx_split(f.test_images, f.test_labels);
+    has_test = true;
+    pad = fit(train.shape, input, "Fashion-MNIST", true);
+    data.description = "Fashion-MNIST, " + std::to_string(train.shape.samples) + " training and " +
+                       std::to_string(test.shape.samples) + " test samples" + (pad ? ", padded to 32x32" : "");
+  } else {
+    train = safetensors_split(spec);
+    pad = fit(train.shape, input, "dataset '" + spec + "'", false);
+    data.description = "'" + spec + "', " + std::to_string(train.shape.samples) + " samples";
+  }
+  require(train.shape.samples >= batch, train.what + " has " + std::to_string(train.shape.samples) +
+                                            " samples, fewer than one batch of " + std::to_string(batch));
+  ChannelStats stats;
+  if (options.normalize) {
+    stats = channel_stats(train);
+    data.description += ", normalised (mean " + std::to_string(stats.mean[0]) + ", std " +
+                        std::to_string(stats.stddev[0]) + (stats.mean.size() > 1 ? " in channel 0)" : ")");
+  }
+  const ChannelStats* by = options.normalize ? &stats : nullptr;
+  data.train = load_split(train, pad, classes, batch, options.positions, by);
+  if (has_test) data.test = load_split(test, pad, classes, batch, options.positions, by);
+  return data;
+}
 
 constexpr const char* kImageFolderPrefix = "imagefolder:";
 
@@ -250,6 +289,9 @@ TrainingData load_training_data(const std::string& spec, const Shape& input, int
     data = load_file_data(spec, input, classes, options);
   }
   if (!options.val_data.empty()) {
+    require(!options.normalize, "--normalize with --val-data " + options.val_data +
+                                    ": the validation split would not be standardised with the training split's "
+                                    "figures; leave one of them out");
     std::string description;
     data.test = load_val_split(options.val_data, spec, input, classes, options, description, data.test_classes);
     require(data.test->samples() >= batch, "--val-data " + options.val_data + " has " +
@@ -259,51 +301,6 @@ TrainingData load_training_data(const std::string& spec, const Shape& input, int
   }
   return data;
 }
-
-namespace {
-
-// Synthetic data, Fashion-MNIST or a safetensors file.
-TrainingData load_file_data(const std::string& spec, const Shape& input, int64_t classes, const DataOptions& options) {
-  TrainingData data;
-  const int64_t batch = input.n();
-  if (spec == "synthetic") {
-    data.train =
-        std::make_unique<SyntheticSource>(100 * batch, input.c() * input.h() * input.w(), classes, options.seed);
-    data.description = "synthetic data, " + std::to_string(100 * batch) + " samples an epoch";
-    return data;
-  }
-  Split train, test;
-  bool has_test = false;
-  int64_t pad = 0;
-  if (spec == "fashion-mnist") {
-    const char* env = std::getenv("LAYERPLAN_FASHION_MNIST_DIR");
-    const FashionMnistFiles f = fashion_mnist_files(env && *env ? env : kDebianFashionMnistDir);
-    train = idx_split(f.train_images, f.train_labels);
-    test = idx_split(f.test_images, f.test_labels);
-    has_test = true;
-    pad = fit(train.shape, input, "Fashion-MNIST", true);
-    data.description = "Fashion-MNIST, " + std::to_string(train.shape.samples) + " training and " +
-                       std::to_string(test.shape.samples) + " test samples" + (pad ? ", padded to 32x32" : "");
-  } else {
-    train = safetensors_split(spec);
-    pad = fit(train.shape, input, "dataset '" + spec + "'", false);
-    data.description = "'" + spec + "', " + std::to_string(train.shape.samples) + " samples";
-  }
-  require(train.shape.samples >= batch, train.what + " has " + std::to_string(train.shape.samples) +
-                                            " samples, fewer than one batch of " + std::to_string(batch));
-  ChannelStats stats;
-  if (options.normalize) {
-    stats = channel_stats(train);
-    data.description += ", normalised (mean " + std::to_string(stats.mean[0]) + ", std " +
-                        std::to_string(stats.stddev[0]) + (stats.mean.size() > 1 ? " in channel 0)" : ")");
-  }
-  const ChannelStats* by = options.normalize ? &stats : nullptr;
-  data.train = load_split(train, pad, classes, batch, options.positions, by);
-  if (has_test) data.test = load_split(test, pad, classes, batch, options.positions, by);
-  return data;
-}
-
-}  // namespace
 
 EpochOrder::EpochOrder(int64_t samples, int64_t batch, bool shuffle, uint64_t seed, int epoch)
     : batch_(batch), lane_(samples / batch) {
