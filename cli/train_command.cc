@@ -68,9 +68,12 @@ class ProgressPrinter : public TrainingObserver {
 
   void evaluated(const TestEvaluation& e) override {
     if (rank_ != 0) return;
-    std::printf("epoch %d%s: test accuracy %.2f%% (%lld of %lld images), test loss %.4f\n", e.epoch,
-                e.partial ? " (part)" : "", 100 * e.accuracy, static_cast<long long>(e.correct),
-                static_cast<long long>(e.images), e.loss);
+    const char* split = e.validation ? "validation" : "test";
+    std::printf("epoch %d%s: %s accuracy %.2f%% (%lld of %lld images), %s loss %.4f", e.epoch,
+                e.partial ? " (part)" : "", split, 100 * e.accuracy, static_cast<long long>(e.correct),
+                static_cast<long long>(e.images), split, e.loss);
+    if (e.top5_accuracy >= 0) std::printf(", top-5 accuracy %.2f%%", 100 * e.top5_accuracy);
+    std::printf("\n");
     std::fflush(stdout);
   }
 
@@ -89,6 +92,10 @@ class ProgressPrinter : public TrainingObserver {
     } else if (rank_ == 0) {
       std::printf("done: %lld steps in %.1f s, %.1f images/s%s\n", static_cast<long long>(s.steps), s.elapsed_s,
                   s.images_per_s, saved.c_str());
+    }
+    if (s.bad_images > 0) {
+      std::printf("skipped %lld image%s that could not be decoded (warnings above name them)\n",
+                  static_cast<long long>(s.bad_images), s.bad_images == 1 ? "" : "s");
     }
     // Every rank: its peak resident memory, which shows what a plan's sharding saves
     // (bench/vgg16_memory.sh).
@@ -192,7 +199,22 @@ void add_train_command(CLI::App& cmd, TrainCommandArgs& args) {
   cmd.add_option("--plan", args.plan, "The plan file (default: $LAYERPLAN_PLAN)");
   cmd.add_option("--model", args.model, "Zoo model or model file the plan must be for (default: the plan's)");
   cmd.add_option("--model-path", args.model_path, "Folders searched for model files");
-  cmd.add_option("--data", o.data, "synthetic, fashion-mnist or a safetensors dataset file")->capture_default_str();
+  cmd.add_option("--data", o.data,
+                 "synthetic, fashion-mnist, imagefolder:DIR (JPEG and PNG files, one subfolder per class) or a "
+                 "safetensors dataset file")
+      ->capture_default_str();
+  cmd.add_option("--val-data", o.val_data,
+                 "Evaluate after each epoch on imagefolder:DIR or a safetensors dataset file (top-1 and top-5 "
+                 "accuracy) instead of the data's test split");
+  cmd.add_flag("--strict-data", o.strict_data,
+               "Stop (exit 2) at an image that cannot be decoded instead of skipping it with a warning");
+  cmd.add_option("--loader-threads", o.loader_threads,
+                 "Threads per process that load and decode the next batches while a step computes (0: none)")
+      ->capture_default_str();
+  cmd.add_option("--crop-scale", o.crop_scale,
+                 "Image folders: the smallest share of an image's area a training crop keeps (RandomResizedCrop)")
+      ->capture_default_str();
+  cmd.add_option("--prefetch", o.prefetch, "Batches the loader threads prepare ahead")->capture_default_str();
   cmd.add_option("--steps", o.steps, "Stop after this many steps (global batches)");
   cmd.add_option("--epochs", o.epochs, "Passes over the training set (default 1)");
   add_optimizer_flags(cmd, args);

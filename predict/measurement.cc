@@ -108,7 +108,7 @@ StepTimings time_steps(const ModelGraph& graph, Executor& executor, const std::v
   StepRecorder recorder(executor, static_cast<size_t>(graph.size()), device_count, devices);
   for (int s = 0; s < steps; ++s) {
     const auto t0 = Clock::now();
-    const GlobalBatch gb = assemble_batch(*data.train, order, s % order.batches(), input, positions);
+    const GlobalBatch gb = assemble_batch(*data.train, order, 0, s % order.batches(), input, positions);
     const auto t1 = Clock::now();
     executor.reset_compute_seconds();
     executor.step(gb.images, gb.labels);

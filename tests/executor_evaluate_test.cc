@@ -45,10 +45,15 @@ TEST(ExecutorEvaluate, EveryPlanGivesTheSingleDevicesResultAndChangesNothing) {
   EXPECT_GT(std::abs(want.first.loss - want.next_loss), 1e-3 * want.next_loss);
   EXPECT_GE(want.first.correct, 0);
   EXPECT_LE(want.first.correct, 4);
+  // Top-5 of 10 classes: at least the top-1 hits, and the same on every plan (below).
+  EXPECT_GE(want.first.correct_top5, want.first.correct);
+  EXPECT_LE(want.first.correct_top5, 4);
+  EXPECT_EQ(want.first.correct_top5, want.again.correct_top5);
   for (const NamedPlan& plan : plans_to_test(graph, 4, 5, 11)) {
     const Evaluated got = train_then_evaluate(graph, plan.configs, true);
     EXPECT_NEAR(got.first.loss, want.first.loss, 1e-5 * std::abs(want.first.loss)) << plan.name;
     EXPECT_EQ(got.first.correct, want.first.correct) << plan.name;
+    EXPECT_EQ(got.first.correct_top5, want.first.correct_top5) << plan.name;
     EXPECT_NEAR(got.next_loss, want.next_loss, 1e-5 * std::abs(want.next_loss)) << plan.name;
   }
 }

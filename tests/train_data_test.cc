@@ -81,7 +81,7 @@ struct SmallFashionMnist {
 // Image `index` of a source, as the model sees it (1x32x32).
 std::vector<float> image_of(const SampleSource& source, int64_t index) {
   std::vector<float> out(32 * 32);
-  source.image(index, out.data());
+  source.image(index, 0, out.data());
   return out;
 }
 
@@ -162,7 +162,7 @@ TEST(TrainingData, AssembledBatchHoldsTheRanksImagesAndEveryLabel) {
   const TrainingData& data = small.data;
   const EpochOrder order(40, 8, true, 3, 1);
   for (int64_t b = 0; b < order.batches(); ++b) {
-    const GlobalBatch g = assemble_batch(*data.train, order, b, kInput, {{4, 8}});
+    const GlobalBatch g = assemble_batch(*data.train, order, 0, b, kInput, {{4, 8}});
     ASSERT_EQ(g.labels.size(), 8u);
     for (int64_t n = 0; n < 8; ++n) {
       const int64_t s = order.sample(b, n);

@@ -721,7 +721,7 @@ Executor::Evaluation Executor::evaluate(const Tensor& images, const std::vector<
     throw;
   }
   evaluating_ = false;
-  double correct = 0;
+  double correct = 0, correct_top5 = 0;
   // The loss layer splits only samples (planner/config_space.cc): a tile has every class.
   for (const TileState& tile : tiles_.back()) {
     if (!transport_.holds(tile.device)) continue;
@@ -731,10 +731,20 @@ Executor::Evaluation Executor::evaluate(const Tensor& images, const std::vector<
       for (int64_t c = classes.lo; c < classes.hi; ++c) {
         if (tile.output.at(n, c, 0, 0) > tile.output.at(n, best, 0, 0)) best = c;
       }
-      if (best == labels[static_cast<size_t>(n)]) correct += 1;
+      const int64_t label = labels[static_cast<size_t>(n)];
+      if (best == label) correct += 1;
+      // The label's rank: classes above it, or equal to it and lower-numbered (as argmax).
+      int64_t above = 0;
+      const float mine = tile.output.at(n, label, 0, 0);
+      for (int64_t c = classes.lo; c < classes.hi; ++c) {
+        const float other = tile.output.at(n, c, 0, 0);
+        if (other > mine || (other == mine && c < label)) ++above;
+      }
+      if (above < 5) correct_top5 += 1;
     }
   }
-  return {sum_over_processes(loss), std::llround(sum_over_processes(correct))};
+  return {sum_over_processes(loss), std::llround(sum_over_processes(correct)),
+          std::llround(sum_over_processes(correct_top5))};
 }
 
 LayerParams Executor::gathered_params(int id) const {

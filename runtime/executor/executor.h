@@ -95,6 +95,7 @@ class Executor {
   struct Evaluation {
     double loss = 0;
     int64_t correct = 0;
+    int64_t correct_top5 = 0;  // label among the 5 highest outputs (ties to the lower class)
   };
   Evaluation evaluate(const Tensor& images, const std::vector<int64_t>& labels);
 

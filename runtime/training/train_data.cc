@@ -10,17 +10,13 @@
 
 #include "common/error.h"
 #include "runtime/datasets.h"
+#include "runtime/image_folder.h"
+#include "runtime/training/image_folder_source.h"
 
 namespace layerplan {
 namespace {
 
-uint64_t mix(uint64_t a, uint64_t b) {
-  // splitmix64 of the pair: distinct seeds for every (seed, index)
-  uint64_t z = a * 0x9E3779B97F4A7C15ULL + b + 0x632BE59BD9B4E019ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+uint64_t mix(uint64_t a, uint64_t b) { return mix_seeds(a, b); }
 
 class SyntheticSource : public SampleSource {
  public:
@@ -31,7 +27,7 @@ class SyntheticSource : public SampleSource {
     std::mt19937_64 rng(mix(seed_, static_cast<uint64_t>(index)));
     return std::uniform_int_distribution<int64_t>(0, classes_ - 1)(rng);
   }
-  void image(int64_t index, float* out) const override {
+  void image(int64_t index, int /*epoch*/, float* out) const override {
     std::mt19937_64 rng(mix(seed_ ^ 0x5EEDULL, static_cast<uint64_t>(index)));
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (int64_t i = 0; i < elements_; ++i) out[i] = normal(rng);
@@ -74,7 +70,7 @@ class FileSource : public SampleSource {
 
   int64_t samples() const override { return shape_.samples; }
   int64_t label(int64_t index) const override { return labels_.at(static_cast<size_t>(index)); }
-  void image(int64_t index, float* out) const override {
+  void image(int64_t index, int /*epoch*/, float* out) const override {
     const auto it = std::find_if(held_.begin(), held_.end(), [&](const ImageBatch& b) {
       return index >= b.range.first && index < b.range.first + b.range.count;
     });
@@ -173,10 +169,8 @@ Split safetensors_split(const std::string& path) {
           [path] { return read_safetensors_labels(path); }};
 }
 
-}  // namespace
-
-TrainingData load_training_data(const std::string& spec, const Shape& input, int64_t classes,
-                                const DataOptions& options) {
+// Synthetic data, Fashion-MNIST or a safetensors file.
+TrainingData load_file_data(const std::string& spec, const Shape& input, int64_t classes, const DataOptions& options) {
   TrainingData data;
   const int64_t batch = input.n();
   if (spec == "synthetic") {
@@ -216,6 +210,98 @@ TrainingData load_training_data(const std::string& spec, const Shape& input, int
   return data;
 }
 
+constexpr const char* kImageFolderPrefix = "imagefolder:";
+
+bool is_image_folder(const std::string& spec) { return spec.rfind(kImageFolderPrefix, 0) == 0; }
+
+// The folder of an "imagefolder:DIR" spec, checked against the model's classes.
+ImageFolder scan_for_model(const std::string& spec, int64_t classes) {
+  const std::string dir = spec.substr(std::string(kImageFolderPrefix).size());
+  require(!dir.empty(), "'" + spec + "': expected imagefolder:DIR, a folder with one subfolder of images per class");
+  ImageFolder folder = scan_image_folder(dir);
+  require(
+      static_cast<int64_t>(folder.classes.size()) <= classes,
+      spec + " has " + std::to_string(folder.classes.size()) + " classes, the model has " + std::to_string(classes));
+  return folder;
+}
+
+std::string image_folder_description(const ImageFolder& f) {
+  return "image folder '" + f.root + "', " + std::to_string(f.files.size()) + " images in " +
+         std::to_string(f.classes.size()) + " classes";
+}
+
+TrainingData load_image_folder(const std::string& spec, const Shape& input, int64_t classes,
+                               const DataOptions& options) {
+  TrainingData data;
+  ImageFolder folder = scan_for_model(spec, classes);
+  require(static_cast<int64_t>(folder.files.size()) >= input.n(), spec + " has " + std::to_string(folder.files.size()) +
+                                                                      " images, fewer than one batch of " +
+                                                                      std::to_string(input.n()));
+  data.description = image_folder_description(folder) + ", augmented (random resized crop and flip)";
+  data.train = image_folder_source(
+      std::move(folder), input,
+      {.augment = true, .seed = options.seed, .strict = options.strict, .crop_scale = options.crop_scale});
+  return data;
+}
+
+// --val-data: an image folder (whose classes must be the training folder's, when that is one
+// too) or a safetensors file.
+std::unique_ptr<SampleSource> load_val_split(const std::string& spec, const std::string& train_spec, const Shape& input,
+                                             int64_t classes, const DataOptions& options, std::string& description,
+                                             int64_t& val_classes) {
+  if (!is_image_folder(spec)) {
+    const Split split = safetensors_split(spec);
+    const int64_t pad = fit(split.shape, input, "dataset '" + spec + "'", false);
+    description = "validation '" + spec + "', " + std::to_string(split.shape.samples) + " samples";
+    return load_split(split, pad, classes, input.n(), options.positions, nullptr);
+  }
+  ImageFolder folder = scan_for_model(spec, classes);
+  if (is_image_folder(train_spec)) {
+    const ImageFolder train = scan_image_folder(train_spec.substr(std::string(kImageFolderPrefix).size()));
+    require(train.classes == folder.classes, "--val-data " + spec + ": its class folders are not those of --data " +
+                                                 train_spec + " (the labels would not match)");
+  }
+  description = "validation " + image_folder_description(folder);
+  val_classes = static_cast<int64_t>(folder.classes.size());
+  return image_folder_source(std::move(folder), input,
+                             {.augment = false, .seed = options.seed, .strict = options.strict});
+}
+
+}  // namespace
+
+uint64_t mix_seeds(uint64_t a, uint64_t b) {
+  uint64_t z = a * 0x9E3779B97F4A7C15ULL + b + 0x632BE59BD9B4E019ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+TrainingData load_training_data(const std::string& spec, const Shape& input, int64_t classes,
+                                const DataOptions& options) {
+  TrainingData data;
+  const int64_t batch = input.n();
+  if (is_image_folder(spec)) {
+    require(!options.normalize,
+            "--normalize: image folders are always normalised, with fixed figures "
+            "(docs/runtime.md); leave it out");
+    data = load_image_folder(spec, input, classes, options);
+  } else {
+    data = load_file_data(spec, input, classes, options);
+  }
+  if (!options.val_data.empty()) {
+    require(!options.normalize, "--normalize with --val-data " + options.val_data +
+                                    ": the validation split would not be standardised with the training split's "
+                                    "figures; leave one of them out");
+    std::string description;
+    data.test = load_val_split(options.val_data, spec, input, classes, options, description, data.test_classes);
+    require(data.test->samples() >= batch, "--val-data " + options.val_data + " has " +
+                                               std::to_string(data.test->samples()) +
+                                               " samples, fewer than one batch of " + std::to_string(batch));
+    data.description += "; " + description;
+  }
+  return data;
+}
+
 EpochOrder::EpochOrder(int64_t samples, int64_t batch, bool shuffle, uint64_t seed, int epoch)
     : batch_(batch), lane_(samples / batch) {
   if (!shuffle) return;
@@ -234,8 +320,8 @@ int64_t EpochOrder::sample(int64_t b, int64_t n) const {
   return n * lane_ + (offset_.empty() ? b : offset_[static_cast<size_t>(n * lane_ + b)]);
 }
 
-GlobalBatch assemble_batch(const SampleSource& source, const EpochOrder& order, int64_t b, const Shape& input,
-                           const std::vector<Interval>& needed) {
+GlobalBatch assemble_batch(const SampleSource& source, const EpochOrder& order, int epoch, int64_t b,
+                           const Shape& input, const std::vector<Interval>& needed) {
   GlobalBatch g{Tensor(Box::whole(input)), {}};
   const int64_t elements = input.c() * input.h() * input.w();
   for (int64_t n = 0; n < input.n(); ++n) {
@@ -243,7 +329,7 @@ GlobalBatch assemble_batch(const SampleSource& source, const EpochOrder& order, 
     g.labels.push_back(source.label(index));
     const bool want =
         std::any_of(needed.begin(), needed.end(), [&](const Interval& i) { return n >= i.lo && n < i.hi; });
-    if (want) source.image(index, g.images.data() + n * elements);
+    if (want) source.image(index, epoch, g.images.data() + n * elements);
   }
   return g;
 }

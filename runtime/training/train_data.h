@@ -26,15 +26,22 @@ class SampleSource {
   virtual ~SampleSource() = default;
   virtual int64_t samples() const = 0;
   virtual int64_t label(int64_t index) const = 0;
-  // Writes sample `index`, shaped as the model's input (C x H x W), to `out`. Throws
-  // std::logic_error for a sample whose image this rank did not load.
-  virtual void image(int64_t index, float* out) const = 0;
+  // Writes sample `index` of epoch `epoch` (0-based), shaped as the model's input
+  // (C x H x W), to `out`; only augmented data depends on the epoch. Throws
+  // std::logic_error for a sample whose image this rank did not load. Called from several
+  // loader threads at once.
+  virtual void image(int64_t index, int epoch, float* out) const = 0;
+  // Images that could not be decoded so far (another image took their place).
+  virtual int64_t bad_images() const { return 0; }
 };
 
 struct TrainingData {
   std::unique_ptr<SampleSource> train;
   std::unique_ptr<SampleSource> test;  // null when the data has no test split
   std::string description;             // one line for the log
+  // The classes the test split can have: an image folder's class folders; 0 when only the
+  // model says (its number of classes). Top-5 accuracy is reported from 5 on.
+  int64_t test_classes = 0;
 };
 
 struct DataOptions {
@@ -45,6 +52,13 @@ struct DataOptions {
   bool normalize = false;
   // The batch positions this rank's input tiles cover: the lanes whose images it loads.
   std::vector<Interval> positions;
+  // The evaluation split instead of the data's own test split: "imagefolder:DIR" or a
+  // safetensors file; empty for none.
+  std::string val_data;
+  // Image folders: a file that cannot be decoded stops the run (UsageError naming it)
+  // rather than being skipped with a warning.
+  bool strict = false;
+  double crop_scale = 0.08;  // image folders: the smallest area share of a training crop
 };
 
 // `spec` is "synthetic", "fashion-mnist" or a safetensors file. `input` is the model's
@@ -56,6 +70,8 @@ struct DataOptions {
 //   fashion-mnist: the IDX files in kDebianFashionMnistDir (or $LAYERPLAN_FASHION_MNIST_DIR),
 //     28x28 images zero-padded by 2 on each side to 32x32 as LeNet-5 was trained on MNIST
 //     (so only a model with a 1x32x32 or 1x28x28 input accepts it).
+//   imagefolder:DIR: JPEG and PNG files in torchvision's ImageFolder layout, decoded and
+//     augmented as they are needed (runtime/training/image_folder_source.h).
 TrainingData load_training_data(const std::string& spec, const Shape& input, int64_t classes,
                                 const DataOptions& options);
 
@@ -79,7 +95,10 @@ struct GlobalBatch {
   Tensor images;
   std::vector<int64_t> labels;
 };
-GlobalBatch assemble_batch(const SampleSource& source, const EpochOrder& order, int64_t b, const Shape& input,
-                           const std::vector<Interval>& needed);
+GlobalBatch assemble_batch(const SampleSource& source, const EpochOrder& order, int epoch, int64_t b,
+                           const Shape& input, const std::vector<Interval>& needed);
+
+// splitmix64 of a pair: distinct, well-mixed seeds for every (seed, index).
+uint64_t mix_seeds(uint64_t a, uint64_t b);
 
 }  // namespace layerplan

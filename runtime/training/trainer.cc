@@ -14,6 +14,7 @@
 #include "runtime/executor/communicator_transport.h"
 #include "runtime/executor/in_process_transport.h"
 #include "runtime/heap_tuning.h"
+#include "runtime/training/batch_prefetcher.h"
 #include "runtime/training/checkpoint_store.h"
 #include "runtime/training/train_profile.h"
 #include "runtime/training/train_trace.h"
@@ -115,6 +116,11 @@ void Trainer::check_options() const {
   require(!options_.steps || *options_.steps >= 1, "--steps: expected 1 or more");
   require(!options_.epochs || *options_.epochs >= 1, "--epochs: expected 1 or more");
   require(options_.log_every >= 1, "--log-every: expected 1 or more");
+  require(options_.loader_threads >= 0,
+          "--loader-threads " + std::to_string(options_.loader_threads) + ": expected 0 or more");
+  require(options_.crop_scale > 0 && options_.crop_scale <= 1,
+          "--crop-scale " + std::to_string(options_.crop_scale) + ": expected a share of the area in (0, 1]");
+  require(options_.prefetch >= 1, "--prefetch " + std::to_string(options_.prefetch) + ": expected 1 or more");
   require(options_.lr > 0 && options_.momentum >= 0 && options_.weight_decay >= 0,
           "--lr must be positive, --momentum and --weight-decay not negative");
   check_optimizer_options(options_);
@@ -123,7 +129,12 @@ void Trainer::check_options() const {
 void Trainer::load_data() {
   const int64_t classes = graph_.layer(graph_.size() - 1).output.c();
   needed_ = positions_held(input_, plan_[0], launched_, world_.rank);
-  const DataOptions data_options{.seed = options_.seed, .normalize = options_.normalize, .positions = needed_};
+  const DataOptions data_options{.seed = options_.seed,
+                                 .normalize = options_.normalize,
+                                 .positions = needed_,
+                                 .val_data = options_.val_data,
+                                 .strict = options_.strict_data,
+                                 .crop_scale = options_.crop_scale};
   data_ = load_training_data(options_.data, input_, classes, data_options);
   steps_per_epoch_ = data_.train->samples() / batch_;  // the last partial batch is dropped
   const int epochs = options_.epochs.value_or(1);
@@ -215,8 +226,13 @@ void Trainer::write_trace_file(double steps) {
 void Trainer::train_epoch(int epoch) {
   const EpochOrder order(data_.train->samples(), batch_, options_.shuffle, options_.seed, epoch);
   // A resumed run continues inside its epoch.
-  for (int64_t b = step_ % steps_per_epoch_; b < steps_per_epoch_ && step_ < total_; ++b) {
-    train_step(order, b, epoch);
+  const int64_t first = step_ % steps_per_epoch_;
+  const int64_t last = std::min(steps_per_epoch_, first + (total_ - step_));
+  BatchPrefetcher batches(*data_.train, order, epoch, first, last, input_, needed_,
+                          {.threads = options_.loader_threads, .depth = options_.prefetch});
+  for (int64_t b = first; b < last; ++b) {
+    const auto t0 = Clock::now();  // waiting for the batch counts in the step's time
+    train_step(next_batch(batches), epoch, t0);
     if (stop_agreed()) return;
     // Saving and evaluating do not count in images/s and ETA.
     const auto pause = Clock::now();
@@ -229,9 +245,30 @@ void Trainer::train_epoch(int epoch) {
   }
 }
 
-void Trainer::train_step(const EpochOrder& order, int64_t b, int epoch) {
-  const auto t0 = Clock::now();
-  const GlobalBatch gb = assemble_batch(*data_.train, order, b, input_, needed_);
+// The next batch. Under --strict-data on several ranks, only the rank that decodes a bad
+// image sees it: the ranks first agree whether any failed (one small all-reduce a batch), so
+// that every rank stops with exit 2 rather than the others with a broken connection.
+GlobalBatch Trainer::next_batch(BatchPrefetcher& batches) {
+  if (!launched_ || !options_.strict_data) return batches.next();
+  GlobalBatch batch;
+  std::string error;
+  try {
+    batch = batches.next();
+  } catch (const UsageError& e) {
+    error = e.what();
+  }
+  float failed = error.empty() ? 0.0F : 1.0F;
+  comm_->all_reduce_sum(&failed, 1);
+  if (!error.empty()) throw UsageError(error);
+  if (failed > 0) {
+    throw UsageError(
+        "--strict-data: another rank stopped at an image that cannot be decoded (its message names "
+        "the file)");
+  }
+  return batch;
+}
+
+void Trainer::train_step(const GlobalBatch& gb, int epoch, Clock::time_point t0) {
   const double lr = learning_rate_at(options_, step_, total_);
   executor_->set_learning_rate(lr);
   const double loss = executor_->step(gb.images, gb.labels);
@@ -303,22 +340,31 @@ void Trainer::save() {
 void Trainer::evaluate(int epoch) {
   const EpochOrder order(data_.test->samples(), batch_, false, 0, 0);
   const int64_t batches = order.batches();
+  BatchPrefetcher prefetched(*data_.test, order, 0, 0, batches, input_, needed_,
+                             {.threads = options_.loader_threads, .depth = options_.prefetch});
   double loss = 0;
-  int64_t correct = 0;
+  int64_t correct = 0, correct_top5 = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    const GlobalBatch gb = assemble_batch(*data_.test, order, b, input_, needed_);
+    const GlobalBatch gb = next_batch(prefetched);
     const Executor::Evaluation e = executor_->evaluate(gb.images, gb.labels);
     loss += e.loss;
     correct += e.correct;
+    correct_top5 += e.correct_top5;
   }
+  const int64_t model_classes = graph_.layer(graph_.size() - 1).output.c();
+  const int64_t classes = data_.test_classes > 0 ? std::min(data_.test_classes, model_classes) : model_classes;
   if (batches == 0) return;
-  const TestEvaluation result{.step = step_,
-                              .epoch = epoch + 1,
-                              .partial = step_ % steps_per_epoch_ != 0,
-                              .accuracy = static_cast<double>(correct) / static_cast<double>(batches * batch_),
-                              .correct = correct,
-                              .images = batches * batch_,
-                              .loss = loss / static_cast<double>(batches)};
+  const TestEvaluation result{
+      .step = step_,
+      .epoch = epoch + 1,
+      .partial = step_ % steps_per_epoch_ != 0,
+      .accuracy = static_cast<double>(correct) / static_cast<double>(batches * batch_),
+      .correct = correct,
+      .images = batches * batch_,
+
+      .loss = loss / static_cast<double>(batches),
+      .top5_accuracy = classes >= 5 ? static_cast<double>(correct_top5) / static_cast<double>(batches * batch_) : -1.0,
+      .validation = !options_.val_data.empty()};
   if (options_.observer) options_.observer->evaluated(result);
   if (logs_) logs_->evaluated(result);
 }
@@ -333,6 +379,7 @@ TrainingSummary Trainer::summary(double elapsed_s) const {
   s.stopped_by_signal = stopped_by_;
   s.last_step = step_;
   s.saved_to = saved_to_;
+  s.bad_images = data_.train->bad_images() + (data_.test ? data_.test->bad_images() : 0);
   return s;
 }
 

@@ -27,6 +27,8 @@
 
 namespace layerplan {
 
+class BatchPrefetcher;
+
 class Trainer {
  public:
   // `plan` holds one configuration per layer of `graph`, whose input layer's batch is the
@@ -60,7 +62,8 @@ class Trainer {
   void check_outputs() const;
   void open_log();
   void train_epoch(int epoch);
-  void train_step(const EpochOrder& order, int64_t b, int epoch);
+  void train_step(const GlobalBatch& batch, int epoch, Clock::time_point t0);
+  GlobalBatch next_batch(BatchPrefetcher& batches);
   void report_step(int epoch, double loss, double lr, Clock::time_point t0, Clock::time_point t1);
   void find_newest_checkpoint();
   bool stop_agreed();

@@ -32,6 +32,20 @@ struct TrainerOptions {
   // (runtime/training/train_data.h). Synthetic data needs no file and trains nothing real:
   // it is for timing and for tests.
   std::string data = "synthetic";
+  // The split evaluated after each epoch instead of the data's own test split:
+  // "imagefolder:DIR" or a safetensors dataset file; empty: the data's test split, if any.
+  std::string val_data;
+  // Image folders: a file that cannot be decoded stops the run (exit 2 naming it) instead
+  // of being skipped with a warning.
+  bool strict_data = false;
+  // Image folders: the smallest share of an image's area a training crop keeps
+  // (RandomResizedCrop's scale, (crop_scale, 1)); torchvision's default 0.08.
+  double crop_scale = 0.08;
+  // Loader threads per process that assemble (and for image folders decode) the next
+  // `prefetch` batches while a step computes; 0: each batch when its step starts. Each
+  // batch ahead holds a tensor of the whole global batch (its memory against the overlap).
+  int loader_threads = 2;
+  int prefetch = 2;
 
   // The run's length: `epochs` passes over the training split (default 1), cut short at
   // `steps` global batches when both are set; `steps` alone sets the length whatever the

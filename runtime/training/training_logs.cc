@@ -81,8 +81,8 @@ void TrainingLogs::step(const StepRecord& r) {
 
 void TrainingLogs::evaluated(const TestEvaluation& e) {
   if (json_) {
-    const nlohmann::json line = {
-        {"step", e.step}, {"epoch", e.epoch}, {"test_accuracy", e.accuracy}, {"test_loss", e.loss}};
+    nlohmann::json line = {{"step", e.step}, {"epoch", e.epoch}, {"test_accuracy", e.accuracy}, {"test_loss", e.loss}};
+    if (e.top5_accuracy >= 0) line["test_top5_accuracy"] = e.top5_accuracy;  // 5 classes or more
     json_->write(line.dump() + "\n");
   }
   if (csv_) {
@@ -90,8 +90,10 @@ void TrainingLogs::evaluated(const TestEvaluation& e) {
         csv_row({std::to_string(e.step), std::to_string(e.epoch), "", "", "", number(e.loss), number(e.accuracy)}));
   }
   if (tensorboard_) {
-    tensorboard_->write_scalars(
-        e.step, {{"test/loss", static_cast<float>(e.loss)}, {"test/accuracy", static_cast<float>(e.accuracy)}});
+    std::vector<ScalarValue> scalars = {{"test/loss", static_cast<float>(e.loss)},
+                                        {"test/accuracy", static_cast<float>(e.accuracy)}};
+    if (e.top5_accuracy >= 0) scalars.push_back({"test/top5_accuracy", static_cast<float>(e.top5_accuracy)});
+    tensorboard_->write_scalars(e.step, scalars);
   }
 }
 

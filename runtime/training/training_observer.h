@@ -42,6 +42,9 @@ struct TestEvaluation {
   int64_t correct = 0;
   int64_t images = 0;
   double loss = 0;  // mean over the batches
+  // The share whose label is among the 5 highest outputs; -1 for a model of fewer than 5 classes.
+  double top5_accuracy = -1;
+  bool validation = false;  // the split is --val-data's, not the data's own test split
 };
 
 struct TrainingSummary {
@@ -59,6 +62,8 @@ struct TrainingSummary {
   int64_t last_step = 0;  // the step the run ended after, counted from the run's start
   std::string saved_to;
   bool already_finished = false;
+  // Images this process could not decode (image folders): each was skipped with a warning.
+  int64_t bad_images = 0;
 };
 
 // Every callback runs on every rank, in the same order; the figures are the same on every

@@ -1,0 +1,169 @@
+// Decoding JPEG and PNG files (gray and colour, either way round), damaged and truncated
+// files, and how an image folder's classes and files are found and ordered.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/error.h"
+#include "runtime/image_decode.h"
+#include "runtime/image_folder.h"
+#include "runtime/training/image_folder_source.h"
+#include "tests/image_files.h"
+#include "tests/scratch_dir.h"
+
+namespace layerplan {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// A smooth 16 x 12 colour picture (JPEG keeps smooth pictures close).
+std::vector<uint8_t> rgb_picture() {
+  std::vector<uint8_t> p;
+  for (int y = 0; y < 12; ++y) {
+    for (int x = 0; x < 16; ++x) {
+      p.push_back(static_cast<uint8_t>(40 + 10 * x));
+      p.push_back(static_cast<uint8_t>(60 + 8 * y));
+      p.push_back(120);
+    }
+  }
+  return p;
+}
+
+int luma(const std::vector<uint8_t>& rgb, size_t i) {
+  return static_cast<int>(std::lround(0.299 * rgb[3 * i] + 0.587 * rgb[3 * i + 1] + 0.114 * rgb[3 * i + 2]));
+}
+
+TEST(ImageDecode, PngIsExactInColourAndInGray) {
+  const std::vector<uint8_t> rgb = rgb_picture();
+  const std::vector<uint8_t> file = image_files::encode_png(rgb, 16, 12, 3);
+  const DecodedImage colour = decode_image(file, 3, "a.png");
+  EXPECT_EQ(colour.width, 16);
+  EXPECT_EQ(colour.height, 12);
+  EXPECT_EQ(colour.pixels, rgb);
+  const DecodedImage gray = decode_image(file, 1, "a.png");
+  ASSERT_EQ(gray.pixels.size(), 16u * 12u);
+  for (size_t i = 0; i < gray.pixels.size(); ++i) EXPECT_NEAR(gray.pixels[i], luma(rgb, i), 1) << i;
+}
+
+TEST(ImageDecode, GrayPngBecomesThreeEqualChannels) {
+  std::vector<uint8_t> g(20);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<uint8_t>(i * 12);
+  const DecodedImage colour = decode_image(image_files::encode_png(g, 5, 4, 1), 3, "g.png");
+  for (size_t i = 0; i < g.size(); ++i) {
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(colour.pixels[3 * i + static_cast<size_t>(c)], g[i]);
+  }
+  EXPECT_EQ(decode_image(image_files::encode_png(g, 5, 4, 1), 1, "g.png").pixels, g);
+}
+
+TEST(ImageDecode, JpegIsCloseInColourAndInGray) {
+  const std::vector<uint8_t> rgb = rgb_picture();
+  const std::vector<uint8_t> file = image_files::encode_jpeg(rgb, 16, 12, 3, 100);
+  const DecodedImage colour = decode_image(file, 3, "a.jpg");
+  ASSERT_EQ(colour.pixels.size(), rgb.size());
+  for (size_t i = 0; i < rgb.size(); ++i) EXPECT_NEAR(colour.pixels[i], rgb[i], 8) << i;
+  const DecodedImage gray = decode_image(file, 1, "a.jpg");
+  for (size_t i = 0; i < gray.pixels.size(); ++i) EXPECT_NEAR(gray.pixels[i], luma(rgb, i), 4) << i;
+  // A gray JPEG read as colour: R = G = B.
+  std::vector<uint8_t> g(16 * 12, 90);
+  const DecodedImage from_gray = decode_image(image_files::encode_jpeg(g, 16, 12, 1), 3, "g.jpg");
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_NEAR(from_gray.pixels[3 * i], 90, 1);
+    EXPECT_EQ(from_gray.pixels[3 * i], from_gray.pixels[3 * i + 2]);
+  }
+}
+
+TEST(ImageDecode, TruncatedAndForeignFilesAreBadImagesNamingTheFile) {
+  std::vector<uint8_t> jpeg = image_files::encode_jpeg(rgb_picture(), 16, 12, 3);
+  jpeg.resize(jpeg.size() / 2);
+  std::vector<uint8_t> png = image_files::encode_png(rgb_picture(), 16, 12, 3);
+  png.resize(png.size() - 20);
+  const std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o'};
+  for (const auto& [bytes, name] : {std::pair{jpeg, "cut.jpg"}, std::pair{png, "cut.png"}, std::pair{text, "t.jpg"},
+                                    std::pair{std::vector<uint8_t>{}, "empty.png"}}) {
+    try {
+      decode_image(bytes, 3, name);
+      ADD_FAILURE() << name << " decoded";
+    } catch (const BadImage& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("'") + name + "'"));
+    }
+  }
+  EXPECT_THROW(decode_image_file("/nonexistent/x.png", 1), BadImage);
+}
+
+void write_png(const fs::path& path) {
+  fs::create_directories(path.parent_path());
+  image_files::write_file(path.string(), image_files::encode_png(std::vector<uint8_t>(64, 128), 8, 8, 1));
+}
+
+TEST(ImageFolder, ClassesAndFilesAreInTorchvisionsOrder) {
+  ScratchDir dir;
+  const fs::path root = dir.path() / "data";
+  // Code point order: upper case before lower case, "b" before "b2".
+  for (const char* f : {"cat/b.png", "cat/a.JPG", "cat/sub/a.png", "Zebra/1.jpeg", "dog/x.png", "dog/notes.txt"}) {
+    write_png(root / f);
+  }
+  const ImageFolder folder = scan_image_folder(root.string());
+  EXPECT_EQ(folder.classes, (std::vector<std::string>{"Zebra", "cat", "dog"}));
+  std::vector<std::string> relative;
+  for (const std::string& f : folder.files) relative.push_back(fs::relative(f, root).string());
+  EXPECT_EQ(relative,
+            (std::vector<std::string>{"Zebra/1.jpeg", "cat/a.JPG", "cat/b.png", "cat/sub/a.png", "dog/x.png"}));
+  EXPECT_EQ(folder.labels, (std::vector<int64_t>{0, 1, 1, 1, 2}));
+}
+
+TEST(ImageFolder, MissingEmptyAndClasslessFoldersAreUsageErrorsNamingThePath) {
+  ScratchDir dir;
+  const std::string missing = (dir.path() / "nope").string();
+  EXPECT_THAT([&] { scan_image_folder(missing); }, ::testing::ThrowsMessage<UsageError>(HasSubstr(missing)));
+  fs::create_directories(dir.path() / "flat");
+  write_png(dir.path() / "flat" / "a.png");
+  EXPECT_THAT([&] { scan_image_folder((dir.path() / "flat").string()); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("no class subfolders")));
+  fs::create_directories(dir.path() / "emptyclass" / "a");
+  write_png(dir.path() / "emptyclass" / "b" / "x.png");
+  EXPECT_THAT([&] { scan_image_folder((dir.path() / "emptyclass").string()); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr("class folder 'a' has no")));
+}
+
+TEST(ImageFolder, ABadFileIsReplacedByTheNextImageOfItsClassOrStopsUnderStrict) {
+  ScratchDir dir;
+  const fs::path root = dir.path() / "data";
+  write_png(root / "a" / "1.png");
+  fs::create_directories(root / "b");
+  image_files::write_file((root / "b" / "1.png").string(), {0x89, 'P', 'N', 'G'});
+  write_png(root / "b" / "2.png");
+  const Shape input{{2, 1, 8, 8}};
+  const auto source = image_folder_source(scan_image_folder(root.string()), input, {.augment = false});
+  std::vector<float> bad(64), good(64);
+  source->image(1, 0, bad.data());
+  source->image(2, 0, good.data());
+  EXPECT_EQ(bad, good);
+  EXPECT_EQ(source->label(1), 1);
+  EXPECT_EQ(source->bad_images(), 1);
+  const auto strict = image_folder_source(scan_image_folder(root.string()), input, {.augment = false, .strict = true});
+  EXPECT_THAT([&] { strict->image(1, 0, bad.data()); },
+              ::testing::ThrowsMessage<UsageError>(HasSubstr((root / "b" / "1.png").string())));
+}
+
+TEST(ImageFolder, AugmentationDependsOnSeedEpochAndIndexOnly) {
+  ScratchDir dir;
+  const fs::path root = dir.path() / "data";
+  std::vector<uint8_t> pixels(32 * 24);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 7);
+  fs::create_directories(root / "a");
+  image_files::write_file((root / "a" / "1.png").string(), image_files::encode_png(pixels, 32, 24, 1));
+  const Shape input{{1, 1, 16, 16}};
+  const auto one = image_folder_source(scan_image_folder(root.string()), input, {.seed = 4});
+  const auto two = image_folder_source(scan_image_folder(root.string()), input, {.seed = 4});
+  std::vector<float> a(256), b(256), c(256);
+  one->image(0, 1, a.data());
+  two->image(0, 1, b.data());
+  one->image(0, 2, c.data());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+}  // namespace
+}  // namespace layerplan
