@@ -707,6 +707,23 @@ double Executor::step(const Tensor& images, const std::vector<int64_t>& labels) 
   return loss;
 }
 
+namespace {
+
+// How many classes sample n ranks above its label: those scoring higher, and those scoring
+// the same with a lower number (so 0 exactly when the label is the argmax, which takes the
+// first of equal scores).
+int64_t label_rank(const Tensor& scores, int64_t n, Interval classes, int64_t label) {
+  const float mine = scores.at(n, label, 0, 0);
+  int64_t above = 0;
+  for (int64_t c = classes.lo; c < classes.hi; ++c) {
+    const float other = scores.at(n, c, 0, 0);
+    if (other > mine || (other == mine && c < label)) ++above;
+  }
+  return above;
+}
+
+}  // namespace
+
 Executor::Evaluation Executor::evaluate(const Tensor& images, const std::vector<int64_t>& labels) {
   if (images.box() != Box::whole(graph_.layer(0).output) ||
       static_cast<int64_t>(labels.size()) != graph_.layer(0).output.n()) {
@@ -727,20 +744,9 @@ Executor::Evaluation Executor::evaluate(const Tensor& images, const std::vector<
     if (!transport_.holds(tile.device)) continue;
     const Interval classes = tile.box.dim[1];
     for (int64_t n = tile.box.dim[0].lo; n < tile.box.dim[0].hi; ++n) {
-      int64_t best = classes.lo;
-      for (int64_t c = classes.lo; c < classes.hi; ++c) {
-        if (tile.output.at(n, c, 0, 0) > tile.output.at(n, best, 0, 0)) best = c;
-      }
-      const int64_t label = labels[static_cast<size_t>(n)];
-      if (best == label) correct += 1;
-      // The label's rank: classes above it, or equal to it and lower-numbered (as argmax).
-      int64_t above = 0;
-      const float mine = tile.output.at(n, label, 0, 0);
-      for (int64_t c = classes.lo; c < classes.hi; ++c) {
-        const float other = tile.output.at(n, c, 0, 0);
-        if (other > mine || (other == mine && c < label)) ++above;
-      }
-      if (above < 5) correct_top5 += 1;
+      const int64_t rank = label_rank(tile.output, n, classes, labels[static_cast<size_t>(n)]);
+      if (rank == 0) correct += 1;  // the label is the argmax
+      if (rank < 5) correct_top5 += 1;
     }
   }
   return {sum_over_processes(loss), std::llround(sum_over_processes(correct)),
