@@ -11,6 +11,14 @@
 namespace layerplan {
 namespace {
 
+bool too_big(int64_t width, int64_t height) { return width * height > kMaxImagePixels; }
+
+BadImage too_big_error(int64_t width, int64_t height, const std::string& name) {
+  return BadImage("image '" + name + "': " + std::to_string(width) + " x " + std::to_string(height) +
+                  " pixels, more than the " + std::to_string(kMaxImagePixels) +
+                  " an image may have (PIL's decompression-bomb limit)");
+}
+
 bool starts_with(const std::vector<uint8_t>& bytes, std::initializer_list<uint8_t> magic) {
   return bytes.size() >= magic.size() && std::equal(magic.begin(), magic.end(), bytes.begin());
 }
@@ -34,6 +42,7 @@ DecodedImage decode_jpeg(const std::vector<uint8_t>& bytes, int channels, const 
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(tj.get(), bytes.data(), bytes.size(), &width, &height, &subsampling, &colorspace) != 0)
     throw fail("not a readable JPEG");
+  if (too_big(width, height)) throw too_big_error(width, height, name);
   DecodedImage image{width, height, channels, {}};
   image.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * static_cast<size_t>(channels));
   // TJFLAG_STOPONWARNING: a truncated file is an error, not an image filled with gray.
@@ -53,6 +62,10 @@ DecodedImage decode_png(const std::vector<uint8_t>& bytes, const std::string& na
     return BadImage(message);
   };
   if (!png_image_begin_read_from_memory(&png, bytes.data(), bytes.size())) throw fail("not a readable PNG");
+  if (too_big(png.width, png.height)) {
+    png_image_free(&png);
+    throw too_big_error(png.width, png.height, name);
+  }
   png.format = PNG_FORMAT_RGB;  // gray, palette, 16-bit and alpha all become 8-bit RGB
   DecodedImage image{static_cast<int>(png.width), static_cast<int>(png.height), 3, {}};
   image.pixels.resize(PNG_IMAGE_SIZE(png));

@@ -31,6 +31,11 @@ struct DecodedImage {
   }
 };
 
+// The most pixels an image may have: PIL's limit, above which Image.open raises
+// DecompressionBombError (2 x Image.MAX_IMAGE_PIXELS = 2 x 89,478,485). A header claiming
+// more (a few bytes can claim 60,000 x 60,000) is a BadImage before any pixel memory is taken.
+inline constexpr int64_t kMaxImagePixels = 178'956'970;
+
 // `channels` is 1 or 3. Throws BadImage for a file that cannot be read or decoded; a JPEG
 // decoder warning (such as data that ends early) counts as damage.
 DecodedImage decode_image_file(const std::string& path, int channels);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
 #include <filesystem>
 
 #include "common/error.h"
@@ -90,6 +92,33 @@ TEST(ImageDecode, TruncatedAndForeignFilesAreBadImagesNamingTheFile) {
     }
   }
   EXPECT_THROW(decode_image_file("/nonexistent/x.png", 1), BadImage);
+}
+
+// Big-endian 16 and 32-bit fields as JPEG and PNG headers store them.
+void put_be(std::vector<uint8_t>& bytes, size_t at, uint32_t value, int width) {
+  for (int i = 0; i < width; ++i)
+    bytes[at + static_cast<size_t>(i)] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
+}
+
+// A small valid file whose header is rewritten to claim 60,000 x 60,000 pixels (3.6e9, above
+// PIL's limit): refused as a BadImage naming the file and the size, before pixel memory is taken.
+TEST(ImageDecode, AHeaderClaimingTooManyPixelsIsABadImage) {
+  std::vector<uint8_t> jpeg = image_files::encode_jpeg(rgb_picture(), 16, 12, 3);
+  // The frame header: FF C0 (baseline) or C1/C2, length (2), precision (1), height (2), width (2).
+  size_t sof = 2;
+  while (sof + 9 < jpeg.size() && !(jpeg[sof] == 0xFF && jpeg[sof + 1] >= 0xC0 && jpeg[sof + 1] <= 0xC2)) ++sof;
+  ASSERT_LT(sof + 9, jpeg.size());
+  put_be(jpeg, sof + 5, 60000, 2);
+  put_be(jpeg, sof + 7, 60000, 2);
+  std::vector<uint8_t> png = image_files::encode_png(rgb_picture(), 16, 12, 3);
+  // Signature (8), IHDR's length (4) and type (4), width (4), height (4), ..., its CRC after 13 bytes.
+  put_be(png, 16, 60000, 4);
+  put_be(png, 20, 60000, 4);
+  put_be(png, 29, static_cast<uint32_t>(crc32(0, png.data() + 12, 17)), 4);
+  for (const auto& [bytes, name] : {std::pair{jpeg, "bomb.jpg"}, std::pair{png, "bomb.png"}}) {
+    EXPECT_THAT([&] { decode_image(bytes, 3, name); },
+                ::testing::ThrowsMessage<BadImage>(::testing::AllOf(HasSubstr(name), HasSubstr("60000 x 60000"))));
+  }
 }
 
 void write_png(const fs::path& path) {
