@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/safe_write.h"
 #include "model/plan_file.h"
+#include "predict/communication_core.h"
 #include "predict/link_figures.h"
 #include "predict/measured_profile.h"
 #include "predict/measurement.h"
@@ -76,8 +77,16 @@ void print_layers(const StepPrediction& p, const std::vector<Configuration>& pla
   std::printf("%-28s %-24s %11s %11s %9.3f\n", "loss", "", "", "", 1e3 * p.loss_sync_s);
 }
 
+// How the bucket all-reduces were priced, and why blocking where `--overlap on` asked for more.
+std::string rings_priced(const StepPrediction& p, bool overlap, const CommunicationCore& core) {
+  if (p.overlap) return "overlapping the backward";
+  if (!overlap) return "blocking";
+  return "blocking: --overlap on, but no core is spare for the communication thread (" + core.describe() +
+         (core.core_share < 1.0 ? ", core share below 1" : "") + ")";
+}
+
 void print_summary(const StepPrediction& p, const std::string& model, const PlanFile& file,
-                   const MeasureOptions& measure, const LinkFigures& link) {
+                   const MeasureOptions& measure, const LinkFigures& link, const std::string& rings) {
   char core_share_text[64];
   std::snprintf(core_share_text, sizeof core_share_text, "one process, core share %.2f", measure.core_share);
   std::printf(
@@ -87,10 +96,11 @@ void print_summary(const StepPrediction& p, const std::string& model, const Plan
       model.c_str(), static_cast<long long>(file.batch), file.strategy.c_str(), file.devices,
       file.devices == 1 ? "" : "s", p.step_s, p.compute_s, p.overhead_s, p.data_s, measure.steps - 1,
       measure.mode == MeasureMode::kAsRanks ? "one rank per device" : core_share_text, p.transfer_s, p.sync_s,
-      p.messages, link.gbytes, p.overlap ? "overlapping the backward" : "blocking");
+      p.messages, link.gbytes, rings.c_str());
 }
 
-void write_json(const std::string& path, const StepPrediction& p, const std::string& model, const PlanFile& file) {
+void write_json(const std::string& path, const StepPrediction& p, const std::string& model, const PlanFile& file,
+                bool overlap, const CommunicationCore& core) {
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerPrediction& layer : p.layers) {
     layers.push_back({{"layer", layer.layer},
@@ -110,7 +120,10 @@ void write_json(const std::string& path, const StepPrediction& p, const std::str
                            {"sync_s", p.sync_s},
                            {"weight_sync_s", p.weight_sync_s},
                            {"weight_sync_hidden_s", p.weight_sync_hidden_s},
-                           {"overlap", p.overlap},
+                           {"overlap", overlap},
+                           {"overlap_priced_beside_backward", p.overlap},
+                           {"cores", core.cores},
+                           {"compute_threads", core.compute_threads},
                            {"loss_sync_s", p.loss_sync_s},
                            {"buckets", p.buckets},
                            {"messages", p.messages},
@@ -143,7 +156,8 @@ void add_predict_command(CLI::App& cmd, PredictCommandArgs& args) {
   cmd.add_flag("-v,--verbose", args.verbose, "Print every layer's share");
   add_word_option(&cmd, "--overlap", args.overlap, OptionWords<bool>{{"on", true}, {"off", false}},
                   "As `train --overlap`: on prices the gradient buckets' all-reduces running beside the backward "
-                  "(only what is left after it adds to the step); off, each one waited for where it is issued");
+                  "(only what is left after it adds to the step) where a core is spare for them (fewer compute "
+                  "threads than cores), else as blocking; off, each one waited for where it is issued");
 }
 
 int run_predict_command(const PredictCommandArgs& args) {
@@ -154,13 +168,15 @@ int run_predict_command(const PredictCommandArgs& args) {
   const LinkFigures link = link_figures(args);
   check_output_directory(args.json, "--json");
   check_output_directory(args.profile_db_out, "--profile-db-out");
-  const StepPricer pricer(loaded.graph, loaded.plan, file.devices, link, args.overlap);
+  // The rings hide behind the backward only on a core no compute thread uses (predict/communication_core.h).
+  const CommunicationCore core = this_process_communication_core(measure.core_share);
+  const StepPricer pricer(loaded.graph, loaded.plan, file.devices, link, args.overlap && core.spare());
   const MeasuredSteps measured = measure_compute(loaded.graph, loaded.plan, file.devices, measure);
   if (!measured.reports) return 0;
   const StepPrediction prediction = pricer.price(measured);
   if (args.verbose) print_layers(prediction, loaded.plan);
-  print_summary(prediction, loaded.graph.name(), file, measure, link);
-  if (args.json) write_json(*args.json, prediction, loaded.graph.name(), file);
+  print_summary(prediction, loaded.graph.name(), file, measure, link, rings_priced(prediction, args.overlap, core));
+  if (args.json) write_json(*args.json, prediction, loaded.graph.name(), file, args.overlap, core);
   if (args.profile_db_out) {
     const ProfileDb db = measured_profile(loaded.graph, loaded.plan, measured, measure);
     write_file_safely(*args.profile_db_out, profile_db_to_json(db), "--profile-db-out");

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/cpu_shares.h"
 #include "tests/cli_harness.h"
 #include "tests/scratch_dir.h"
 
@@ -107,6 +108,33 @@ TEST(PredictCommand, OverlapSaysWhatItPriced) {
                          p->at("sync_s").get<double>();
     EXPECT_NEAR(p->at("predicted_step_s").get<double>(), terms, 1e-12);
     EXPECT_NEAR(p->at("weight_sync_hidden_s").get<double>(), 0, 1e-12);
+  }
+}
+
+// --overlap on prices the rings beside the backward only where a core is spare for the
+// communication thread: with OMP_NUM_THREADS=1 on a machine of 2 or more cores, and never
+// with as many compute threads as cores, where the summary says why it priced them blocking.
+TEST(PredictCommand, OverlapHidesRingsOnlyWithACoreToSpare) {
+  ScratchDir dir;
+  const fs::path plan = lenet_plan(dir, 2);
+  const int cores = static_cast<int>(allowed_cpus().size());
+  const fs::path json = dir.path() / "p.json";
+  for (const int threads : {1, cores}) {
+    const Outcome r = run({"predict", "--plan", plan.string(), "--steps", "2", "--json", json.string(), "--link-gbytes",
+                           "1", "--link-latency-us", "100"},
+                          {"OMP_NUM_THREADS=" + std::to_string(threads)});
+    ASSERT_EQ(r.exit_code, 0) << describe(r);
+    const nlohmann::json p = nlohmann::json::parse(read_text(json));
+    const bool spare = cores > threads;
+    EXPECT_EQ(p.at("overlap"), true);
+    EXPECT_EQ(p.at("overlap_priced_beside_backward"), spare) << threads << " threads";
+    EXPECT_EQ(p.at("cores"), cores);
+    EXPECT_EQ(p.at("compute_threads"), threads);
+    if (spare) {
+      EXPECT_THAT(r.out, HasSubstr("bucket all-reduces overlapping the backward"));
+    } else {
+      EXPECT_THAT(r.out, HasSubstr("no core is spare for the communication thread (" + std::to_string(cores)));
+    }
   }
 }
 
