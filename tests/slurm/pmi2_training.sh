@@ -27,7 +27,8 @@ start_cluster "$PLUGIN"
 # Copies the test user can run (the build may sit in root's home).
 install -m 0755 "$BUILD/layerplan" "$WORK/layerplan"
 install -m 0755 "$PROBE" "$WORK/rendezvous_probe"
-as_user() { (cd "$WORK" && timeout 180 runuser -u "$TEST_USER" -- "$@"); }
+as_user_within() { local limit=$1; shift; (cd "$WORK" && timeout "$limit" runuser -u "$TEST_USER" -- "$@"); }
+as_user() { as_user_within 180 "$@"; }
 
 # Slurm's mpi/pmix connects the stepds of a step to each other directly. On this one-machine
 # cluster two faults between Slurm's own daemons have been seen under load, neither in the
@@ -40,15 +41,14 @@ as_user() { (cd "$WORK" && timeout 180 runuser -u "$TEST_USER" -- "$@"); }
 # limit is 60 s, not 180: the steps it runs take under 10 s.
 exec 3>&1  # the test's log, for run_pmix's note while its caller captures the output
 stepd_fault() { contains "$1" "Munge decode failed" || contains "$1" "Connection reject from"; }
-pmix_user() { (cd "$WORK" && timeout 60 runuser -u "$TEST_USER" -- "$@"); }
 run_pmix() {  # run_pmix WHAT CMD...: the output of CMD as the test user, rerun once after a stepd fault
   local what=$1 out rc
   shift
-  out=$(pmix_user "$@" 2>&1)
+  out=$(as_user_within 60 "$@" 2>&1)
   rc=$?
   if [ $rc -ne 0 ] && stepd_fault "$out"; then
     echo "# $what: run again: $(grep -m1 -oE 'Munge decode failed|Connection reject from [^ ]*' <<<"$out") between Slurm's stepds (one-machine cluster)" >&3
-    out=$(pmix_user "$@" 2>&1)
+    out=$(as_user_within 60 "$@" 2>&1)
     rc=$?
   fi
   printf '%s\n' "$out"
