@@ -408,21 +408,23 @@ void Executor::apply_update(int id, TileState& tile, std::span<const float> g) {
   const size_t split = tile.params.weight.size();
   // Without decay_bn_bias, biases and batch-norm weights are a parameter group of their own
   // with weight decay 0.
-  const bool decay_weight = options_.decay_bn_bias || graph_.layer(id).kind != LayerKind::kBatchNorm;
-  const bool decay_bias = options_.decay_bn_bias;
-  if (options_.optimizer == OptimizerKind::kAdamW) {
+  const bool adamw = options_.optimizer == OptimizerKind::kAdamW;
+  const double decay = adamw ? options_.adamw.weight_decay : options_.sgd.weight_decay;
+  const double weight_decay = options_.decay_bn_bias || graph_.layer(id).kind != LayerKind::kBatchNorm ? decay : 0.0;
+  const double bias_decay = options_.decay_bn_bias ? decay : 0.0;
+  if (adamw) {
     const int64_t t = steps_ + 1;
     AdamWOptions o = options_.adamw;
-    if (!decay_weight) o.weight_decay = 0;
+    o.weight_decay = weight_decay;
     adamw_update(o, t, g.first(split), &tile.params.weight, &tile.momentum_weight, &tile.second_weight);
-    o.weight_decay = decay_bias ? options_.adamw.weight_decay : 0;
+    o.weight_decay = bias_decay;
     adamw_update(o, t, g.subspan(split), &tile.params.bias, &tile.momentum_bias, &tile.second_bias);
     return;
   }
   SgdOptions o = options_.sgd;
-  if (!decay_weight) o.weight_decay = 0;
+  o.weight_decay = weight_decay;
   sgd_update(o, g.first(split), &tile.params.weight, &tile.momentum_weight);
-  o.weight_decay = decay_bias ? options_.sgd.weight_decay : 0;
+  o.weight_decay = bias_decay;
   sgd_update(o, g.subspan(split), &tile.params.bias, &tile.momentum_bias);
 }
 
