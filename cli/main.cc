@@ -15,6 +15,7 @@
 
 #include "cli/catalog_commands.h"
 #include "cli/check_plan_command.h"
+#include "cli/crash_report.h"
 #include "cli/launch_command.h"
 #include "cli/plan_command.h"
 #include "cli/predict_command.h"
@@ -162,6 +163,7 @@ int parse_and_run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  layerplan::install_crash_report();
   try {
     return parse_and_run(argc, argv);
   } catch (const std::exception& e) {  // building the command line's parser failed
