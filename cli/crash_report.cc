@@ -5,7 +5,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstring>
+
+#include "common/async_safe_write.h"
 
 namespace layerplan {
 
@@ -19,30 +20,18 @@ namespace {
 
 constexpr std::array kFatalSignals = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
-// Only async-signal-safe calls below: write(2), backtrace after its first call (which
+// Only async-signal-safe calls below: write_async_safe, backtrace after its first call (which
 // loads libgcc_s, done at installation), backtrace_symbols_fd and raise.
-void write_text(const char* text) {
-  size_t left = std::strlen(text);
-  while (left > 0) {
-    const ssize_t n = ::write(STDERR_FILENO, text, left);
-    if (n <= 0) return;
-    text += n;
-    left -= static_cast<size_t>(n);
-  }
-}
 
 // Decimal digits of `value` into `out` (at least 21 bytes), without the heap.
-const char* decimal(long value, char* out) {
+const char* decimal(unsigned long value, char* out) {
   char digits[20];
   int count = 0;
-  const bool negative = value < 0;
-  unsigned long v = negative ? 0UL - static_cast<unsigned long>(value) : static_cast<unsigned long>(value);
   do {
-    digits[count++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0);
+    digits[count++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
   int at = 0;
-  if (negative) out[at++] = '-';
   while (count > 0) out[at++] = digits[--count];
   out[at] = '\0';
   return out;
@@ -67,11 +56,12 @@ const char* signal_name(int sig) {
 
 void report_and_die(int sig) {
   char number[24];
-  write_text("layerplan: process ");
-  write_text(decimal(static_cast<long>(::getpid()), number));
-  write_text(" got ");
-  write_text(signal_name(sig));
-  write_text("; call stack of the thread that got it (addr2line -f -C -e BINARY OFFSET names the frames):\n");
+  write_async_safe(STDERR_FILENO, "layerplan: process ");
+  write_async_safe(STDERR_FILENO, decimal(static_cast<unsigned long>(::getpid()), number));
+  write_async_safe(STDERR_FILENO, " got ");
+  write_async_safe(STDERR_FILENO, signal_name(sig));
+  write_async_safe(STDERR_FILENO,
+                   "; call stack of the thread that got it (addr2line -f -C -e BINARY OFFSET names the frames):\n");
   std::array<void*, 64> frames{};
   const int depth = ::backtrace(frames.data(), static_cast<int>(frames.size()));
   ::backtrace_symbols_fd(frames.data(), depth, STDERR_FILENO);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/async_safe_write.h"
 #include "common/cpu_shares.h"
 #include "common/error.h"
 #include "common/exit_codes.h"
@@ -122,9 +123,6 @@ std::string find_program(const std::string& name) {
   return "";
 }
 
-// Writes `text` to fd without allocating.
-void write_text(int fd, const char* text) { [[maybe_unused]] ssize_t ignored = ::write(fd, text, std::strlen(text)); }
-
 std::string describe_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -161,7 +159,7 @@ std::vector<CpuShare> rank_cpus(const LaunchOptions& options) {
   if (options.nproc > static_cast<int>(cpus.size())) {
     const std::string note = "layerplan launch: " + std::to_string(options.nproc) + " ranks on " +
                              std::to_string(cpus.size()) + " CPUs: ranks share CPUs, 1 thread each\n";
-    write_text(options.err_fd, note.c_str());
+    write_async_safe(options.err_fd, note.c_str());
   }
   return split_cpus(cpus.empty() ? std::vector<int>{0} : cpus, options.nproc);
 }

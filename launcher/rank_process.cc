@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/async_safe_write.h"
+
 extern char** environ;
 
 namespace layerplan {
@@ -62,9 +64,6 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return out;
 }
 
-// Writes `text` to fd without allocating, so a forked child may call it too.
-void write_text(int fd, const char* text) { [[maybe_unused]] ssize_t ignored = ::write(fd, text, std::strlen(text)); }
-
 // What the child needs between fork and exec, ready-made: it may only make
 // async-signal-safe calls.
 struct ChildSetup {
@@ -89,15 +88,15 @@ struct ChildSetup {
   ::dup2(c.out_fd, 1);
   ::dup2(c.err_fd, 2);
   if (::sched_setaffinity(0, sizeof c.cpus, &c.cpus) != 0) {
-    write_text(2, "layerplan launch: cannot pin the rank to its CPUs\n");
+    write_async_safe(2, "layerplan launch: cannot pin the rank to its CPUs\n");
     ::_exit(126);
   }
   ::execve(c.program, c.argv, c.envp);
-  write_text(2, "layerplan launch: cannot run ");
-  write_text(2, c.program);
-  write_text(2, ": ");
-  write_text(2, strerror(errno));
-  write_text(2, "\n");
+  write_async_safe(2, "layerplan launch: cannot run ");
+  write_async_safe(2, c.program);
+  write_async_safe(2, ": ");
+  write_async_safe(2, strerror(errno));
+  write_async_safe(2, "\n");
   ::_exit(127);
 }
 
